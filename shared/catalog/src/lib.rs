@@ -1,0 +1,127 @@
+//! Kerf's instance-type catalog: what each EC2 instance type offers a Kubernetes node
+//! (labels, capacity, overhead, allocatable) and where it can be bought (offerings with prices).
+//!
+//! Pure: no I/O, no clock. The bundled catalog is compiled in; `--catalog` files and live
+//! discovery produce the same [`Catalog`] value.
+
+pub mod file;
+pub mod quantity;
+pub mod resources;
+
+pub use resources::Resources;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Well-known label keys the catalog writes.
+pub mod labels {
+    pub const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
+    pub const ARCH: &str = "kubernetes.io/arch";
+    pub const OS: &str = "kubernetes.io/os";
+    pub const ZONE: &str = "topology.kubernetes.io/zone";
+    pub const REGION: &str = "topology.kubernetes.io/region";
+    pub const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
+}
+
+/// Errors from building or reading a catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("invalid quantity {0:?}")]
+    Quantity(String),
+    #[error("catalog file: {0}")]
+    File(String),
+    #[error("unknown region {region:?}; bundled regions: {known}")]
+    UnknownRegion { region: String, known: String },
+    #[error("instance type {name}: {message}")]
+    InstanceType { name: String, message: String },
+}
+
+/// `spot` or `on-demand` (and `reserved`, which Kerf does not buy yet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacityType {
+    Spot,
+    OnDemand,
+    Reserved,
+}
+
+impl CapacityType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CapacityType::Spot => "spot",
+            CapacityType::OnDemand => "on-demand",
+            CapacityType::Reserved => "reserved",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CapacityType> {
+        match s {
+            "spot" => Some(CapacityType::Spot),
+            "on-demand" => Some(CapacityType::OnDemand),
+            "reserved" => Some(CapacityType::Reserved),
+            _ => None,
+        }
+    }
+}
+
+/// One place an instance type can be bought: a zone and a capacity type, at a price.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Offering {
+    pub zone: String,
+    pub capacity_type: CapacityType,
+    /// USD per instance-hour.
+    pub price: f64,
+    /// False when the offering is known not to launch (no price, ICE-cached, zone not in subnets).
+    pub available: bool,
+}
+
+/// What the kubelet and the OS keep for themselves on a node.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overhead {
+    pub kube_reserved: Resources,
+    pub system_reserved: Resources,
+    pub eviction_threshold: Resources,
+}
+
+impl Overhead {
+    pub fn total(&self) -> Resources {
+        let mut t = self.kube_reserved.clone();
+        t.add(&self.system_reserved);
+        t.add(&self.eviction_threshold);
+        t
+    }
+}
+
+/// An instance type as the scheduler sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceType {
+    pub name: String,
+    /// Single-valued labels (requirements `key In [value]`) the type carries, including
+    /// `node.kubernetes.io/instance-type`, arch, os and the `karpenter.k8s.aws/*` labels.
+    pub labels: BTreeMap<String, String>,
+    /// Raw node capacity (what NodePool `limits` count).
+    pub capacity: Resources,
+    pub overhead: Overhead,
+    /// What pods may use: capacity minus overhead.
+    pub allocatable: Resources,
+    pub offerings: Vec<Offering>,
+}
+
+impl InstanceType {
+    /// The cheapest available offering, if any.
+    pub fn cheapest_available(&self) -> Option<&Offering> {
+        self.offerings
+            .iter()
+            .filter(|o| o.available)
+            .min_by(|a, b| a.price.total_cmp(&b.price))
+    }
+}
+
+/// All instance types of one region.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Catalog {
+    pub region: String,
+    pub instance_types: Vec<InstanceType>,
+}
