@@ -1,1 +1,159 @@
-//! Kerf engine.
+//! Kerf's decision engine. Pure: it takes a [`Snapshot`] of the cluster and the instance
+//! catalog and returns a [`Plan`] as data; it never performs I/O, reads a clock or draws
+//! randomness, so the same input always yields the same plan.
+//!
+//! Provisioning follows Karpenter's scheduler (existing nodes, then in-flight NodeClaims,
+//! then new NodeClaims from NodePools by weight; requirements, taints, topology, affinity,
+//! preferences relaxed in Karpenter's order) and then minimises the hourly cost of what it
+//! launches by comparing packing policies and resizing every new claim to its cheapest fit.
+
+pub mod labels;
+pub mod model;
+pub mod plan;
+pub mod podreqs;
+pub mod requirements;
+pub mod selector;
+pub mod taints;
+
+mod finalize;
+mod fit;
+mod open;
+mod pools;
+mod prepare;
+mod res;
+mod scheduler;
+mod slots;
+mod topology;
+
+pub use model::{Options, Snapshot};
+pub use plan::Plan;
+
+use rustc_hash::FxHashSet;
+
+use crate::open::Policy;
+use crate::plan::Unschedulable;
+use crate::requirements::Operator;
+use crate::res::ResIndex;
+use crate::scheduler::Run;
+
+/// Plans capacity for the snapshot's pending pods.
+pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
+    let ix = resource_index(snap);
+    let (pending, rejected) = classify(snap);
+    let rejected_count = rejected.len();
+    let pools = pools::prepare(snap, &ix);
+    let base = prepare::base(snap, &ix, pools, &pending);
+    let policies: &[Policy] = if opts.optimize_cost {
+        &[
+            Policy::Largest,
+            Policy::Efficient(0),
+            Policy::Efficient(1),
+            Policy::Efficient(2),
+        ]
+    } else {
+        &[Policy::Largest]
+    };
+    let taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
+    let mut best: Option<Plan> = None;
+    for &policy in policies {
+        let mut run = Run::new(base.clone(), policy, opts.respect_preferences);
+        run.solve();
+        let plan = finalize::plan(&run, &ix, opts.max_instance_types, opts.seed, &taken);
+        if best.as_ref().is_none_or(|b| better(&plan, b)) {
+            best = Some(plan);
+        }
+    }
+    let mut plan = best.unwrap_or_else(Plan::new);
+    plan.unschedulable.extend(rejected);
+    plan.nominations.sort_by(|a, b| a.pod.cmp(&b.pod));
+    plan.unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
+    summarize(&mut plan, pending.len() + rejected_count);
+    plan
+}
+
+/// More pods placed wins; then the cheaper plan.
+fn better(a: &Plan, b: &Plan) -> bool {
+    let placed =
+        |p: &Plan| p.launches.iter().map(|l| l.pods.len()).sum::<usize>() + p.nominations.len();
+    match placed(a).cmp(&placed(b)) {
+        std::cmp::Ordering::Greater => true,
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => a.cost() < b.cost() - 1e-9,
+    }
+}
+
+fn summarize(plan: &mut Plan, pending: usize) {
+    let cost = round6(plan.cost());
+    let scheduled =
+        plan.launches.iter().map(|l| l.pods.len()).sum::<usize>() + plan.nominations.len();
+    let s = &mut plan.summary;
+    s.pending_pods = pending;
+    s.scheduled_pods = scheduled;
+    s.unschedulable_pods = plan.unschedulable.len();
+    s.new_node_claims = plan.launches.len();
+    s.new_hourly_cost = cost;
+}
+
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// Splits pending pods into those the scheduler handles and those rejected up front.
+fn classify(snap: &Snapshot) -> (Vec<usize>, Vec<Unschedulable>) {
+    let mut pending = Vec::new();
+    let mut rejected = Vec::new();
+    for (i, p) in snap.pods.iter().enumerate().filter(|(_, p)| p.is_pending()) {
+        match reject_reason(p) {
+            Some(reason) => rejected.push(Unschedulable {
+                pod: p.key(),
+                reason,
+            }),
+            None => pending.push(i),
+        }
+    }
+    (pending, rejected)
+}
+
+fn reject_reason(p: &model::Pod) -> Option<String> {
+    if let Some(ds) = &p.daemonset {
+        return Some(format!(
+            "owned by DaemonSet {ds}: placed by the DaemonSet controller, not provisioned"
+        ));
+    }
+    let opts_out = p.spec.required_terms.first().is_some_and(|t| {
+        t.iter()
+            .any(|e| e.key == labels::NODEPOOL && e.operator == Operator::DoesNotExist)
+    });
+    if opts_out {
+        return Some("requires karpenter.sh/nodepool DoesNotExist: not managed by Kerf".into());
+    }
+    None
+}
+
+/// Every resource name the snapshot mentions, so vectors line up.
+fn resource_index(snap: &Snapshot) -> ResIndex {
+    let mut ix = ResIndex::new();
+    for p in &snap.pods {
+        ix.learn(&p.spec.requests);
+    }
+    for n in &snap.nodes {
+        ix.learn(&n.allocatable);
+        ix.learn(&n.capacity);
+    }
+    for c in &snap.node_claims {
+        ix.learn(&c.allocatable);
+    }
+    for ds in &snap.daemon_sets {
+        ix.learn(&ds.pod.requests);
+    }
+    for np in &snap.node_pools {
+        if let Some(l) = &np.limits {
+            ix.learn(l);
+        }
+        for it in &np.catalog.instance_types {
+            ix.learn(&it.allocatable);
+            ix.learn(&it.capacity);
+        }
+    }
+    ix
+}

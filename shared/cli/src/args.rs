@@ -1,0 +1,66 @@
+//! Command-line arguments.
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kerf",
+    version,
+    about = "Kerf: Karpenter's decisions, serverless. Dry-run planning and tools."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Plan what Kerf would launch for pending pods (nothing is changed anywhere).
+    Plan(PlanArgs),
+    /// Print the instance catalog (types, allocatable, prices) for a region.
+    Catalog(CatalogArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// YAML/JSON files, directories, or `-` for stdin.
+    #[arg(required = true)]
+    pub inputs: Vec<String>,
+    /// A catalog file replacing the bundled catalog.
+    #[arg(long)]
+    pub catalog: Option<String>,
+    /// Region of the bundled catalog.
+    #[arg(long, default_value = "us-west-2")]
+    pub region: String,
+    /// Fix the clock (RFC3339), for reproducible expiry and consolidateAfter.
+    #[arg(long)]
+    pub now: Option<String>,
+    #[arg(long, value_enum, default_value_t = Mode::Provision)]
+    pub mode: Mode,
+    #[arg(long, short, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CatalogArgs {
+    #[arg(long, default_value = "us-west-2")]
+    pub region: String,
+    /// An EC2NodeClass manifest whose kubelet and block device settings apply.
+    #[arg(long)]
+    pub nodeclass: Option<String>,
+    #[arg(long, short, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    Provision,
+    Disrupt,
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    Json,
+    Table,
+}

@@ -1,0 +1,125 @@
+//! The `plan` and `catalog` commands: read, decide, print. They return the text to print and
+//! the warnings for stderr, so tests can run them without a process.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use kerf_catalog::settings::NodeClassSettings;
+use kerf_engine::{Options, Plan};
+use rustc_hash::FxHasher;
+
+use crate::args::{CatalogArgs, Mode, Output, PlanArgs};
+use crate::error::CliError;
+use crate::input;
+use crate::snapshot::{CatalogSource, build};
+
+/// What a command prints.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub stdout: String,
+    pub warnings: Vec<String>,
+}
+
+/// `kerf plan`.
+pub fn plan(a: &PlanArgs, now_default: i64) -> Result<Outcome, CliError> {
+    if a.mode == Mode::Disrupt || a.mode == Mode::All {
+        return Err(CliError::NotImplemented(
+            "--mode disrupt is not implemented yet".into(),
+        ));
+    }
+    let now = match &a.now {
+        Some(s) => parse_now(s)?,
+        None => now_default,
+    };
+    let source = match &a.catalog {
+        Some(f) => CatalogSource::File(Arc::new(load_catalog(f)?)),
+        None => {
+            kerf_catalog::bundled::bundled_zones(&a.region)
+                .map_err(|e| CliError::Usage(e.to_string()))?;
+            CatalogSource::Bundled {
+                region: a.region.clone(),
+            }
+        }
+    };
+    let inputs = input::read(&a.inputs)?;
+    let built = build(&inputs.docs, &source, now)?;
+    let opts = Options {
+        seed: seed(&inputs.bytes),
+        ..Options::default()
+    };
+    let plan = kerf_engine::provision(&built.snapshot, &opts);
+    Ok(Outcome {
+        stdout: render(&plan, a.output)?,
+        warnings: built.warnings,
+    })
+}
+
+/// Renders a plan as JSON or tables.
+pub fn render(plan: &Plan, output: Output) -> Result<String, CliError> {
+    match output {
+        Output::Json => serde_json::to_string_pretty(plan)
+            .map(|s| s + "\n")
+            .map_err(|e| CliError::Internal(e.to_string())),
+        Output::Table => Ok(crate::table::plan(plan)),
+    }
+}
+
+fn parse_now(s: &str) -> Result<i64, CliError> {
+    s.parse::<jiff::Timestamp>()
+        .map(|t| t.as_second())
+        .map_err(|e| CliError::Usage(format!("--now {s:?}: not an RFC3339 time: {e}")))
+}
+
+fn load_catalog(f: &str) -> Result<kerf_catalog::Catalog, CliError> {
+    let text = std::fs::read_to_string(f).map_err(|e| CliError::File {
+        file: f.into(),
+        message: e.to_string(),
+    })?;
+    kerf_catalog::file::from_json(&text).map_err(|e| CliError::File {
+        file: f.into(),
+        message: e.to_string(),
+    })
+}
+
+/// A seed for NodeClaim names that depends only on the input bytes.
+pub fn seed(bytes: &[u8]) -> u64 {
+    let mut h = FxHasher::default();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+/// `kerf catalog`.
+pub fn catalog(a: &CatalogArgs) -> Result<Outcome, CliError> {
+    let mut warnings = Vec::new();
+    let settings = match &a.nodeclass {
+        Some(f) => nodeclass_settings(f, &mut warnings)?,
+        None => NodeClassSettings::default(),
+    };
+    let c = kerf_catalog::bundled::bundled(&a.region, &settings)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let stdout = match a.output {
+        Output::Json => kerf_catalog::file::to_json(&c) + "\n",
+        Output::Table => kerf_catalog::table::render(&c),
+    };
+    Ok(Outcome { stdout, warnings })
+}
+
+fn nodeclass_settings(f: &str, warnings: &mut Vec<String>) -> Result<NodeClassSettings, CliError> {
+    let inputs = input::read(&[f.to_string()])?;
+    let doc = inputs
+        .docs
+        .iter()
+        .find(|d| d.kind() == "EC2NodeClass")
+        .ok_or_else(|| CliError::File {
+            file: f.into(),
+            message: "no EC2NodeClass in this file".into(),
+        })?;
+    if inputs.docs.len() > 1 {
+        warnings.push(format!(
+            "{f}: using the first EC2NodeClass, ignoring {} other documents",
+            inputs.docs.len() - 1
+        ));
+    }
+    let nc: kerf_api::v1::EC2NodeClass = crate::convert::typed(doc)?;
+    crate::convert::cluster::settings(&nc).map_err(|e| e.at(&doc.at))
+}

@@ -1,0 +1,412 @@
+//! Pod specs to the engine's `PodSpec`: requests as kube-scheduler sums them, node selection,
+//! tolerations, topology spread, pod (anti-)affinity and host ports.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
+use kerf_engine::model::{
+    AffinityTerm, Effect, HostPort, LabelSelector, Pod, PodSpec, Taint, Toleration, TopologySpread,
+    WeightedTerm, WhenUnsatisfiable,
+};
+use kerf_engine::podreqs::{ContainerResources, effective_requests};
+use kerf_engine::requirements::{Operator, Requirement, SelectorRequirement};
+
+use super::{labels, resources, timestamp};
+use crate::error::FieldError;
+
+/// A pod object to the engine's pod.
+pub fn pod(p: &core::Pod) -> Result<Pod, FieldError> {
+    let m = &p.metadata;
+    let spec = p
+        .spec
+        .as_ref()
+        .ok_or_else(|| FieldError::new("spec", "missing"))?;
+    Ok(Pod {
+        namespace: m.namespace.clone().unwrap_or_else(|| "default".into()),
+        name: m
+            .name
+            .clone()
+            .ok_or_else(|| FieldError::new("metadata.name", "missing"))?,
+        uid: m.uid.clone().unwrap_or_default(),
+        labels: labels(m),
+        node_name: spec.node_name.clone().filter(|n| !n.is_empty()),
+        created: m.creation_timestamp.as_ref().map(timestamp).unwrap_or(0),
+        phase: p
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.clone())
+            .unwrap_or_default(),
+        terminating: m.deletion_timestamp.is_some(),
+        daemonset: owner(m, "DaemonSet"),
+        spec: pod_spec(spec, &labels(m), "spec")?,
+    })
+}
+
+/// The name of the owner of `kind`, if any.
+pub fn owner(m: &meta::ObjectMeta, kind: &str) -> Option<String> {
+    m.owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.kind == kind)
+        .map(|o| o.name.clone())
+}
+
+/// A pod spec (from a pod or a workload template) to the engine's spec.
+pub fn pod_spec(
+    s: &core::PodSpec,
+    pod_labels: &BTreeMap<String, String>,
+    f: &str,
+) -> Result<PodSpec, FieldError> {
+    let mut out = PodSpec {
+        requests: requests(s, f)?,
+        node_selector: s.node_selector.clone().unwrap_or_default(),
+        tolerations: tolerations(
+            s.tolerations.as_deref().unwrap_or_default(),
+            &format!("{f}.tolerations"),
+        )?,
+        host_ports: host_ports(s),
+        ..Default::default()
+    };
+    if let Some(aff) = &s.affinity {
+        node_affinity(
+            aff.node_affinity.as_ref(),
+            &mut out,
+            &format!("{f}.affinity.nodeAffinity"),
+        )?;
+        pod_affinity(aff, &mut out, &format!("{f}.affinity"))?;
+    }
+    for (i, c) in s.topology_spread_constraints.iter().flatten().enumerate() {
+        out.spread.push(spread(
+            c,
+            pod_labels,
+            &format!("{f}.topologySpreadConstraints[{i}]"),
+        )?);
+    }
+    Ok(out)
+}
+
+fn requests(s: &core::PodSpec, f: &str) -> Result<kerf_catalog::Resources, FieldError> {
+    let conv = |c: &core::Container,
+                field: String,
+                sidecar: bool|
+     -> Result<ContainerResources, FieldError> {
+        let r = c.resources.as_ref();
+        Ok(ContainerResources {
+            requests: resources(
+                &format!("{field}.resources.requests"),
+                r.and_then(|r| r.requests.as_ref()),
+            )?,
+            limits: resources(
+                &format!("{field}.resources.limits"),
+                r.and_then(|r| r.limits.as_ref()),
+            )?,
+            sidecar,
+        })
+    };
+    let containers: Vec<ContainerResources> = s
+        .containers
+        .iter()
+        .enumerate()
+        .map(|(i, c)| conv(c, format!("{f}.containers[{i}]"), false))
+        .collect::<Result<_, _>>()?;
+    let inits: Vec<ContainerResources> = s
+        .init_containers
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, c)| {
+            conv(
+                c,
+                format!("{f}.initContainers[{i}]"),
+                c.restart_policy.as_deref() == Some("Always"),
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    let overhead = resources(&format!("{f}.overhead"), s.overhead.as_ref())?;
+    Ok(effective_requests(&containers, &inits, &overhead))
+}
+
+fn host_ports(s: &core::PodSpec) -> Vec<HostPort> {
+    s.containers
+        .iter()
+        .flat_map(|c| c.ports.iter().flatten())
+        .filter_map(|p| {
+            p.host_port.filter(|hp| *hp > 0).map(|hp| HostPort {
+                ip: p.host_ip.clone().unwrap_or_default(),
+                port: hp,
+                protocol: p.protocol.clone().unwrap_or_else(|| "TCP".into()),
+            })
+        })
+        .collect()
+}
+
+/// Tolerations, validating operator and effect.
+pub fn tolerations(ts: &[core::Toleration], f: &str) -> Result<Vec<Toleration>, FieldError> {
+    ts.iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let exists = match t.operator.as_deref() {
+                None | Some("Equal") | Some("") => false,
+                Some("Exists") => true,
+                Some(o) => {
+                    return Err(FieldError::new(
+                        format!("{f}[{i}].operator"),
+                        format!("unknown operator {o:?}"),
+                    ));
+                }
+            };
+            let effect = match t.effect.as_deref() {
+                None | Some("") => None,
+                Some(e) => Some(effect(e, &format!("{f}[{i}].effect"))?),
+            };
+            Ok(Toleration {
+                key: t.key.clone().unwrap_or_default(),
+                exists,
+                value: t.value.clone().unwrap_or_default(),
+                effect,
+            })
+        })
+        .collect()
+}
+
+/// A taint effect, validated.
+pub fn effect(e: &str, f: &str) -> Result<Effect, FieldError> {
+    Effect::parse(e).ok_or_else(|| FieldError::new(f, format!("unknown taint effect {e:?}")))
+}
+
+/// Node taints to the engine's taints.
+pub fn taints(ts: &[core::Taint], f: &str) -> Result<Vec<Taint>, FieldError> {
+    ts.iter()
+        .enumerate()
+        .map(|(i, t)| {
+            Ok(Taint {
+                key: t.key.clone(),
+                value: t.value.clone().unwrap_or_default(),
+                effect: effect(&t.effect, &format!("{f}[{i}].effect"))?,
+            })
+        })
+        .collect()
+}
+
+/// A node selector requirement, validating its operator and values.
+pub fn requirement(
+    r: &core::NodeSelectorRequirement,
+    f: &str,
+) -> Result<SelectorRequirement, FieldError> {
+    let op = Operator::parse(&r.operator).ok_or_else(|| {
+        FieldError::new(
+            format!("{f}.operator"),
+            format!("unknown operator {:?}", r.operator),
+        )
+    })?;
+    let s = SelectorRequirement {
+        key: r.key.clone(),
+        operator: op,
+        values: r.values.clone().unwrap_or_default(),
+        min_values: None,
+    };
+    Requirement::from_selector(&s).map_err(|e| FieldError::new(f, e.to_string()))?;
+    Ok(s)
+}
+
+fn term(t: &core::NodeSelectorTerm, f: &str) -> Result<Vec<SelectorRequirement>, FieldError> {
+    t.match_expressions
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, r)| requirement(r, &format!("{f}.matchExpressions[{i}]")))
+        .collect()
+}
+
+fn node_affinity(
+    na: Option<&core::NodeAffinity>,
+    out: &mut PodSpec,
+    f: &str,
+) -> Result<(), FieldError> {
+    let Some(na) = na else { return Ok(()) };
+    if let Some(req) = &na.required_during_scheduling_ignored_during_execution {
+        for (i, t) in req.node_selector_terms.iter().enumerate() {
+            out.required_terms.push(term(
+                t,
+                &format!(
+                    "{f}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
+                ),
+            )?);
+        }
+    }
+    for (i, p) in na
+        .preferred_during_scheduling_ignored_during_execution
+        .iter()
+        .flatten()
+        .enumerate()
+    {
+        let t = term(
+            &p.preference,
+            &format!("{f}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"),
+        )?;
+        out.preferred_terms.push(WeightedTerm {
+            weight: p.weight,
+            term: t,
+        });
+    }
+    Ok(())
+}
+
+/// A label selector, validating expression operators.
+pub fn selector(s: Option<&meta::LabelSelector>, f: &str) -> Result<LabelSelector, FieldError> {
+    let Some(s) = s else {
+        // A nil selector selects nothing.
+        return Ok(LabelSelector {
+            match_expressions: vec![SelectorRequirement {
+                key: "kerf.dev/none".into(),
+                operator: Operator::Exists,
+                values: vec![],
+                min_values: None,
+            }],
+            ..Default::default()
+        });
+    };
+    let mut out = LabelSelector {
+        match_labels: s.match_labels.clone().unwrap_or_default(),
+        ..Default::default()
+    };
+    for (i, e) in s.match_expressions.iter().flatten().enumerate() {
+        let op = match e.operator.as_str() {
+            "In" => Operator::In,
+            "NotIn" => Operator::NotIn,
+            "Exists" => Operator::Exists,
+            "DoesNotExist" => Operator::DoesNotExist,
+            o => {
+                return Err(FieldError::new(
+                    format!("{f}.matchExpressions[{i}].operator"),
+                    format!("unknown operator {o:?}"),
+                ));
+            }
+        };
+        out.match_expressions.push(SelectorRequirement {
+            key: e.key.clone(),
+            operator: op,
+            values: e.values.clone().unwrap_or_default(),
+            min_values: None,
+        });
+    }
+    Ok(out)
+}
+
+fn spread(
+    c: &core::TopologySpreadConstraint,
+    pod_labels: &BTreeMap<String, String>,
+    f: &str,
+) -> Result<TopologySpread, FieldError> {
+    let when = match c.when_unsatisfiable.as_str() {
+        "DoNotSchedule" => WhenUnsatisfiable::DoNotSchedule,
+        "ScheduleAnyway" => WhenUnsatisfiable::ScheduleAnyway,
+        o => {
+            return Err(FieldError::new(
+                format!("{f}.whenUnsatisfiable"),
+                format!("unknown value {o:?}"),
+            ));
+        }
+    };
+    if c.max_skew < 1 {
+        return Err(FieldError::new(
+            format!("{f}.maxSkew"),
+            "must be at least 1",
+        ));
+    }
+    let mut sel = selector(c.label_selector.as_ref(), &format!("{f}.labelSelector"))?;
+    for k in c.match_label_keys.iter().flatten() {
+        if let Some(v) = pod_labels.get(k) {
+            sel.match_expressions.push(SelectorRequirement {
+                key: k.clone(),
+                operator: Operator::In,
+                values: vec![v.clone()],
+                min_values: None,
+            });
+        }
+    }
+    Ok(TopologySpread {
+        max_skew: c.max_skew,
+        topology_key: c.topology_key.clone(),
+        when_unsatisfiable: when,
+        selector: sel,
+        min_domains: c.min_domains,
+        honor_node_affinity: c.node_affinity_policy.as_deref() != Some("Ignore"),
+        honor_node_taints: c.node_taints_policy.as_deref() == Some("Honor"),
+    })
+}
+
+fn affinity_term(t: &core::PodAffinityTerm, f: &str) -> Result<AffinityTerm, FieldError> {
+    Ok(AffinityTerm {
+        topology_key: t.topology_key.clone(),
+        selector: selector(t.label_selector.as_ref(), &format!("{f}.labelSelector"))?,
+        namespaces: t.namespaces.clone().unwrap_or_default(),
+        all_namespaces: t.namespace_selector.as_ref().is_some_and(|s| {
+            s.match_labels.as_ref().is_none_or(BTreeMap::is_empty)
+                && s.match_expressions.as_ref().is_none_or(Vec::is_empty)
+        }),
+    })
+}
+
+type Terms<'a> = (
+    Option<&'a Vec<core::PodAffinityTerm>>,
+    Option<&'a Vec<core::WeightedPodAffinityTerm>>,
+);
+
+fn terms(
+    required: &mut Vec<AffinityTerm>,
+    preferred: &mut Vec<WeightedTerm<AffinityTerm>>,
+    t: Terms<'_>,
+    f: &str,
+) -> Result<(), FieldError> {
+    for (i, r) in t.0.into_iter().flatten().enumerate() {
+        required.push(affinity_term(
+            r,
+            &format!("{f}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"),
+        )?);
+    }
+    for (i, w) in t.1.into_iter().flatten().enumerate() {
+        let term = affinity_term(
+            &w.pod_affinity_term,
+            &format!("{f}.preferredDuringSchedulingIgnoredDuringExecution[{i}].podAffinityTerm"),
+        )?;
+        preferred.push(WeightedTerm {
+            weight: w.weight,
+            term,
+        });
+    }
+    Ok(())
+}
+
+fn pod_affinity(aff: &core::Affinity, out: &mut PodSpec, f: &str) -> Result<(), FieldError> {
+    if let Some(pa) = &aff.pod_affinity {
+        let t = (
+            pa.required_during_scheduling_ignored_during_execution
+                .as_ref(),
+            pa.preferred_during_scheduling_ignored_during_execution
+                .as_ref(),
+        );
+        terms(
+            &mut out.affinity,
+            &mut out.preferred_affinity,
+            t,
+            &format!("{f}.podAffinity"),
+        )?;
+    }
+    if let Some(pa) = &aff.pod_anti_affinity {
+        let t = (
+            pa.required_during_scheduling_ignored_during_execution
+                .as_ref(),
+            pa.preferred_during_scheduling_ignored_during_execution
+                .as_ref(),
+        );
+        terms(
+            &mut out.anti_affinity,
+            &mut out.preferred_anti_affinity,
+            t,
+            &format!("{f}.podAntiAffinity"),
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,79 @@
+//! CLI errors: bad input (exit 2) names the file, document and field; the rest exit 1.
+
+use std::fmt;
+
+/// Where in the input something went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub file: String,
+    /// 1-based document index within the file.
+    pub document: usize,
+    /// `Kind/namespace/name` when known.
+    pub object: String,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: document {}", self.file, self.document)?;
+        if !self.object.is_empty() {
+            write!(f, " ({})", self.object)?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Input that cannot be used (exit code 2).
+    #[error("{at}: {field}: {message}")]
+    Input {
+        at: Location,
+        field: String,
+        message: String,
+    },
+    /// A file that cannot be read or parsed at all (exit code 2).
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+    /// Bad flags (exit code 2).
+    #[error("{0}")]
+    Usage(String),
+    /// Known but unfinished functionality (exit code 1).
+    #[error("{0}")]
+    NotImplemented(String),
+    /// Anything else (exit code 1).
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl CliError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CliError::Input { .. } | CliError::File { .. } | CliError::Usage(_) => 2,
+            CliError::NotImplemented(_) | CliError::Internal(_) => 1,
+        }
+    }
+}
+
+/// A conversion error before it is given its location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn at(self, at: &Location) -> CliError {
+        CliError::Input {
+            at: at.clone(),
+            field: self.field,
+            message: self.message,
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! The `kerf` command line: `plan` (Kerf's decision engine as a dry run) and `catalog`.
+//! Only offline work lives here: no AWS SDK, no Kubernetes client.
+
+pub mod args;
+pub mod commands;
+pub mod convert;
+pub mod error;
+pub mod input;
+pub mod snapshot;
+pub mod table;
+
+use args::{Cli, Command};
+use commands::Outcome;
+use error::CliError;
+
+/// Runs a parsed command line; `now` is the clock reading used when `--now` is absent.
+pub fn run(cli: &Cli, now: i64) -> Result<Outcome, CliError> {
+    match &cli.command {
+        Command::Plan(a) => commands::plan(a, now),
+        Command::Catalog(a) => commands::catalog(a),
+    }
+}

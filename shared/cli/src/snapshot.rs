@@ -1,0 +1,253 @@
+//! Builds the engine's snapshot from `kerf plan` inputs: recognised kinds are converted,
+//! workloads without pods are expanded, every NodePool gets its node class's catalog.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::{
+    apps::v1 as apps, batch::v1 as batch, core::v1 as core, policy::v1 as policy,
+};
+use kerf_api::v1 as karpenter;
+use kerf_catalog::Catalog;
+use kerf_catalog::settings::NodeClassSettings;
+use kerf_engine::Snapshot;
+
+use crate::convert::workload::{Workload, expand, has_pods};
+use crate::convert::{cluster, pod, typed};
+use crate::error::{CliError, FieldError, Location};
+use crate::input::Doc;
+
+/// Where instance types come from.
+#[derive(Clone, Debug)]
+pub enum CatalogSource {
+    /// The bundled catalog of a region, adjusted per EC2NodeClass.
+    Bundled { region: String },
+    /// A `--catalog` file used as is for every pool.
+    File(Arc<Catalog>),
+}
+
+/// A snapshot plus the warnings building it produced.
+#[derive(Debug)]
+pub struct Built {
+    pub snapshot: Snapshot,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Default)]
+struct Collected {
+    pods: Vec<kerf_engine::model::Pod>,
+    owners: Vec<(String, String, String)>,
+    workloads: Vec<(Workload, Location)>,
+    pools: Vec<(karpenter::NodePool, Location)>,
+    classes: BTreeMap<String, (karpenter::EC2NodeClass, Location)>,
+}
+
+/// Converts every document; the first bad one is an error naming file, document and field.
+pub fn build(docs: &[Doc], source: &CatalogSource, now: i64) -> Result<Built, CliError> {
+    let mut snap = Snapshot {
+        now,
+        ..Default::default()
+    };
+    let mut c = Collected::default();
+    let mut warnings = Vec::new();
+    for doc in docs {
+        let mut doc = doc.clone();
+        doc.at.object = object_name(&doc);
+        collect(&doc, &mut snap, &mut c, &mut warnings)?;
+    }
+    let all: Vec<Workload> = c.workloads.iter().map(|(w, _)| w.clone()).collect();
+    for (w, at) in &c.workloads {
+        let covered = w.kind == "ReplicaSet"
+            && w.owner
+                .as_ref()
+                .is_some_and(|o| all.iter().any(|d| d.kind == "Deployment" && &d.name == o));
+        if !covered && !has_pods(w, &c.owners, &all) {
+            c.pods.extend(expand(w).map_err(|e| e.at(at))?);
+        }
+    }
+    snap.pods = c.pods;
+    snap.node_pools = pools(&c.pools, &c.classes, source, &mut warnings)?;
+    Ok(Built {
+        snapshot: snap,
+        warnings,
+    })
+}
+
+fn object_name(doc: &Doc) -> String {
+    let m = doc.value.get("metadata");
+    let get = |k: &str| {
+        m.and_then(|m| m.get(k))
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+    };
+    match (get("namespace"), get("name")) {
+        ("", n) => format!("{}/{n}", doc.kind()),
+        (ns, n) => format!("{}/{ns}/{n}", doc.kind()),
+    }
+}
+
+fn collect(
+    doc: &Doc,
+    snap: &mut Snapshot,
+    c: &mut Collected,
+    warnings: &mut Vec<String>,
+) -> Result<(), CliError> {
+    let at = &doc.at;
+    match (doc.api_version(), doc.kind()) {
+        ("v1", "Pod") => {
+            let p: core::Pod = typed(doc)?;
+            for o in p.metadata.owner_references.iter().flatten() {
+                c.owners.push((
+                    p.metadata
+                        .namespace
+                        .clone()
+                        .unwrap_or_else(|| "default".into()),
+                    o.kind.clone(),
+                    o.name.clone(),
+                ));
+            }
+            c.pods.push(pod::pod(&p).map_err(|e| e.at(at))?);
+        }
+        ("v1", "Node") => snap
+            .nodes
+            .push(cluster::node(&typed(doc)?).map_err(|e| e.at(at))?),
+        ("apps/v1", "DaemonSet") => snap
+            .daemon_sets
+            .push(cluster::daemon_set(&typed(doc)?).map_err(|e| e.at(at))?),
+        ("apps/v1", "Deployment") => {
+            let d: apps::Deployment = typed(doc)?;
+            let s = d.spec;
+            c.workloads.push((
+                workload(
+                    "Deployment",
+                    &d.metadata,
+                    s.replicas.unwrap_or(1),
+                    s.template,
+                    None,
+                ),
+                at.clone(),
+            ));
+        }
+        ("apps/v1", "ReplicaSet") => {
+            let r: apps::ReplicaSet = typed(doc)?;
+            let owner = pod::owner(&r.metadata, "Deployment");
+            let s = r.spec;
+            let t = s.template.unwrap_or_default();
+            c.workloads.push((
+                workload("ReplicaSet", &r.metadata, s.replicas.unwrap_or(1), t, owner),
+                at.clone(),
+            ));
+        }
+        ("apps/v1", "StatefulSet") => {
+            let s: apps::StatefulSet = typed(doc)?;
+            let spec = s.spec;
+            c.workloads.push((
+                workload(
+                    "StatefulSet",
+                    &s.metadata,
+                    spec.replicas.unwrap_or(1),
+                    spec.template,
+                    None,
+                ),
+                at.clone(),
+            ));
+        }
+        ("batch/v1", "Job") => {
+            let j: batch::Job = typed(doc)?;
+            let spec = j
+                .spec
+                .ok_or_else(|| FieldError::new("spec", "missing").at(at))?;
+            c.workloads.push((
+                workload(
+                    "Job",
+                    &j.metadata,
+                    spec.parallelism.unwrap_or(1),
+                    spec.template,
+                    None,
+                ),
+                at.clone(),
+            ));
+        }
+        ("policy/v1", "PodDisruptionBudget") => {
+            let _: policy::PodDisruptionBudget = typed(doc)?;
+        }
+        ("karpenter.sh/v1", "NodePool") => c.pools.push((typed(doc)?, at.clone())),
+        ("karpenter.sh/v1", "NodeClaim") => snap
+            .node_claims
+            .push(cluster::node_claim(&typed(doc)?).map_err(|e| e.at(at))?),
+        ("karpenter.k8s.aws/v1", "EC2NodeClass") => {
+            let nc: karpenter::EC2NodeClass = typed(doc)?;
+            c.classes.insert(
+                nc.metadata.name.clone().unwrap_or_default(),
+                (nc, at.clone()),
+            );
+        }
+        (api, kind) => warnings.push(format!("{}: skipping unrecognised {api} {kind}", doc.at)),
+    }
+    Ok(())
+}
+
+fn workload(
+    kind: &str,
+    m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    replicas: i32,
+    template: core::PodTemplateSpec,
+    owner: Option<String>,
+) -> Workload {
+    Workload {
+        kind: kind.into(),
+        namespace: m.namespace.clone().unwrap_or_else(|| "default".into()),
+        name: m.name.clone().unwrap_or_default(),
+        replicas,
+        template,
+        owner,
+    }
+}
+
+fn pools(
+    pools: &[(karpenter::NodePool, Location)],
+    classes: &BTreeMap<String, (karpenter::EC2NodeClass, Location)>,
+    source: &CatalogSource,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<kerf_engine::model::NodePool>, CliError> {
+    let mut cache: BTreeMap<String, Arc<Catalog>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (np, at) in pools {
+        let class = &np.spec.template.spec.node_class_ref.name;
+        let catalog = match cache.get(class) {
+            Some(c) => c.clone(),
+            None => {
+                let c = catalog_for(class, classes, source, at, warnings)?;
+                cache.insert(class.clone(), c.clone());
+                c
+            }
+        };
+        out.push(cluster::node_pool(np, catalog).map_err(|e| e.at(at))?);
+    }
+    Ok(out)
+}
+
+fn catalog_for(
+    class: &str,
+    classes: &BTreeMap<String, (karpenter::EC2NodeClass, Location)>,
+    source: &CatalogSource,
+    pool_at: &Location,
+    warnings: &mut Vec<String>,
+) -> Result<Arc<Catalog>, CliError> {
+    let region = match source {
+        CatalogSource::File(c) => return Ok(c.clone()),
+        CatalogSource::Bundled { region } => region,
+    };
+    let settings = match classes.get(class) {
+        Some((nc, at)) => cluster::settings(nc).map_err(|e| e.at(at))?,
+        None => {
+            warnings.push(format!(
+                "{pool_at}: EC2NodeClass {class:?} is not in the input; assuming AL2023 defaults"
+            ));
+            NodeClassSettings::default()
+        }
+    };
+    kerf_catalog::bundled::bundled(region, &settings)
+        .map(Arc::new)
+        .map_err(|e| CliError::Usage(e.to_string()))
+}

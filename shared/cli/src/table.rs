@@ -1,0 +1,98 @@
+//! Human-readable plan output, in the style of `kubectl get nodeclaims`.
+
+use std::fmt::Write;
+
+use kerf_engine::Plan;
+
+/// Left-aligned columns separated by three spaces, like kubectl.
+pub fn columns(rows: &[Vec<String>]) -> String {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(String::len)
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| format!("{cell:<w$}", w = widths[i]))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("   ").trim_end());
+    }
+    out
+}
+
+/// The plan as tables: launches, unschedulable pods, disruptions, summary.
+pub fn plan(p: &Plan) -> String {
+    let mut out = String::new();
+    let mut rows = vec![
+        ["NAME", "TYPE", "CAPACITY", "ZONE", "PODS", "PRICE"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for l in &p.launches {
+        rows.push(vec![
+            l.node_claim.clone(),
+            l.instance_type.clone(),
+            l.capacity_type.clone(),
+            l.zone.clone(),
+            l.pods.len().to_string(),
+            format!("{:.4}", l.price),
+        ]);
+    }
+    out.push_str(&columns(&rows));
+    if !p.nominations.is_empty() {
+        let mut rows = vec![vec!["NOMINATED POD".to_string(), "NODE".to_string()]];
+        rows.extend(
+            p.nominations
+                .iter()
+                .map(|n| vec![n.pod.clone(), n.node.clone()]),
+        );
+        out.push('\n');
+        out.push_str(&columns(&rows));
+    }
+    if !p.unschedulable.is_empty() {
+        let mut rows = vec![vec!["UNSCHEDULABLE POD".to_string(), "REASON".to_string()]];
+        rows.extend(
+            p.unschedulable
+                .iter()
+                .map(|u| vec![u.pod.clone(), u.reason.clone()]),
+        );
+        out.push('\n');
+        out.push_str(&columns(&rows));
+    }
+    if !p.disruptions.is_empty() {
+        let mut rows = vec![
+            ["REASON", "ACTION", "NODECLAIMS", "SAVINGS/H"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        rows.extend(p.disruptions.iter().map(|d| {
+            vec![
+                d.reason.clone(),
+                d.action.clone(),
+                d.node_claims.join(","),
+                format!("{:.4}", d.savings_per_hour),
+            ]
+        }));
+        out.push('\n');
+        out.push_str(&columns(&rows));
+    }
+    let s = &p.summary;
+    let _ = writeln!(
+        out,
+        "\n{} pending, {} scheduled, {} unschedulable; {} new nodeclaims costing ${:.4}/hour",
+        s.pending_pods,
+        s.scheduled_pods,
+        s.unschedulable_pods,
+        s.new_node_claims,
+        s.new_hourly_cost
+    );
+    out
+}

@@ -1,0 +1,157 @@
+//! Turns a finished packing run into a plan: each new claim gets its instance-type options
+//! (every type that fits, cheapest first, truncated), the offering Kerf expects, and a name.
+
+use std::hash::{Hash, Hasher};
+
+use rustc_hash::{FxHashSet, FxHasher};
+
+use crate::labels;
+use crate::open::min_values_satisfied;
+use crate::plan::{Launch, Nomination, Plan, Unschedulable};
+use crate::pools::{PoolCtx, TypeCtx};
+use crate::requirements::Requirement;
+use crate::res::{Res, ResIndex};
+use crate::scheduler::Run;
+use crate::slots::{SlotKind, ports_conflict};
+
+/// Alphabet Kubernetes uses for generated name suffixes.
+const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// Builds the plan of a run. Claims whose options break minValues after truncation are
+/// dropped and their pods reported.
+pub fn plan(
+    run: &Run<'_>,
+    ix: &ResIndex,
+    max_types: usize,
+    seed: u64,
+    taken: &FxHashSet<String>,
+) -> Plan {
+    let mut plan = Plan::new();
+    let mut names = taken.clone();
+    let mut lost: Vec<(usize, String)> = Vec::new();
+    for slot in &run.slots[run.existing..] {
+        let SlotKind::Bin { pool, target } = slot.kind else {
+            continue;
+        };
+        let pc = &run.pools[pool];
+        let used = pc.types[target].usable.minus(&slot.free);
+        match launch(run, slot, pc, &used, ix, max_types) {
+            Ok(mut l) => {
+                l.node_claim = name(pc.name(), seed, &mut names);
+                plan.launches.push(l);
+            }
+            Err(e) => lost.extend(slot.pods.iter().map(|&i| (i, e.clone()))),
+        }
+    }
+    for (i, p) in run.pods.iter().enumerate() {
+        match run.placed[i] {
+            Some(s) if s < run.existing => plan.nominations.push(Nomination {
+                pod: p.pod.key(),
+                node: run.slots[s].name().to_string(),
+            }),
+            Some(_) => {}
+            None => plan.unschedulable.push(Unschedulable {
+                pod: p.pod.key(),
+                reason: run.reasons[i].clone(),
+            }),
+        }
+    }
+    for (i, reason) in lost {
+        plan.unschedulable.push(Unschedulable {
+            pod: run.pods[i].pod.key(),
+            reason,
+        });
+    }
+    plan
+}
+
+fn launch(
+    run: &Run<'_>,
+    slot: &crate::slots::Slot,
+    pc: &PoolCtx<'_>,
+    used: &Res,
+    ix: &ResIndex,
+    max_types: usize,
+) -> Result<Launch, String> {
+    let mut opts: Vec<(&TypeCtx<'_>, f64)> = pc
+        .types
+        .iter()
+        .filter(|t| {
+            t.matches(&slot.reqs)
+                && t.alloc.fits(&used.plus(&t.ds))
+                && !ports_conflict(&t.ds_ports, &slot.host_ports)
+        })
+        .filter_map(|t| t.cheapest(&slot.reqs).map(|o| (t, o.price)))
+        .collect();
+    opts.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.it.name.cmp(&b.0.it.name)));
+    opts.truncate(max_types);
+    let types: Vec<&TypeCtx<'_>> = opts.iter().map(|(t, _)| *t).collect();
+    min_values_satisfied(&slot.reqs, &types).map_err(|e| {
+        format!(
+            "nodepool {:?}: {e} after truncating to {max_types} instance types",
+            pc.name()
+        )
+    })?;
+    let Some(best) = types.first() else {
+        return Err(format!(
+            "nodepool {:?}: no instance type fits the claim",
+            pc.name()
+        ));
+    };
+    let off = best
+        .cheapest(&slot.reqs)
+        .ok_or_else(|| "no offering".to_string())?;
+    let mut reqs = slot.reqs.clone();
+    reqs.remove(labels::NODEPOOL);
+    reqs.add(
+        labels::INSTANCE_TYPE,
+        Requirement::is_in(types.iter().map(|t| t.it.name.clone())),
+    );
+    let cts: Vec<String> = types
+        .iter()
+        .flat_map(|t| {
+            t.offerings
+                .iter()
+                .filter(|o| crate::pools::offering_allowed(o, &slot.reqs))
+                .map(|o| o.capacity_type.as_str().to_string())
+        })
+        .collect();
+    reqs.add(labels::CAPACITY_TYPE, Requirement::is_in(cts));
+    let mut requests = used.plus(&best.ds);
+    requests.floor_zero();
+    Ok(Launch {
+        node_claim: String::new(),
+        node_pool: pc.name().to_string(),
+        instance_type: best.it.name.clone(),
+        capacity_type: off.capacity_type.as_str().to_string(),
+        zone: off.zone.clone(),
+        price: off.price,
+        instance_type_options: types.iter().map(|t| t.it.name.clone()).collect(),
+        requirements: reqs.to_selectors(),
+        pods: slot.pods.iter().map(|&i| run.pods[i].pod.key()).collect(),
+        requests: ix.resources(&requests).to_strings(),
+    })
+}
+
+/// `<pool>-<5 chars>`, derived from the seed, unique among `taken`.
+fn name(pool: &str, seed: u64, taken: &mut FxHashSet<String>) -> String {
+    let mut h = FxHasher::default();
+    (seed, pool, taken.len()).hash(&mut h);
+    let mut x = h.finish();
+    loop {
+        let mut suffix = String::with_capacity(5);
+        let mut y = x;
+        for _ in 0..5 {
+            suffix.push(ALPHABET[(y % ALPHABET.len() as u64) as usize] as char);
+            y /= ALPHABET.len() as u64;
+        }
+        let n = format!("{pool}-{suffix}");
+        if !taken.contains(&n) {
+            taken.insert(n.clone());
+            return n;
+        }
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+    }
+}

@@ -1,0 +1,242 @@
+//! The snapshot the engine decides on: plain data built by adapters from Kubernetes objects
+//! and the instance catalog. Nothing here talks to anything.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kerf_catalog::{Catalog, Resources};
+
+use crate::requirements::SelectorRequirement;
+
+/// Seconds since the Unix epoch.
+pub type Timestamp = i64;
+
+/// A taint effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Effect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+impl Effect {
+    pub fn parse(s: &str) -> Option<Effect> {
+        match s {
+            "NoSchedule" => Some(Effect::NoSchedule),
+            "PreferNoSchedule" => Some(Effect::PreferNoSchedule),
+            "NoExecute" => Some(Effect::NoExecute),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Taint {
+    pub key: String,
+    pub value: String,
+    pub effect: Effect,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Toleration {
+    pub key: String,
+    /// `true` for `operator: Exists`.
+    pub exists: bool,
+    pub value: String,
+    /// `None` tolerates every effect.
+    pub effect: Option<Effect>,
+}
+
+/// A label selector (`matchLabels` + `matchExpressions`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LabelSelector {
+    pub match_labels: BTreeMap<String, String>,
+    pub match_expressions: Vec<SelectorRequirement>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WhenUnsatisfiable {
+    DoNotSchedule,
+    ScheduleAnyway,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TopologySpread {
+    pub max_skew: i32,
+    pub topology_key: String,
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    pub selector: LabelSelector,
+    pub min_domains: Option<i32>,
+    /// `nodeAffinityPolicy: Honor` (the default).
+    pub honor_node_affinity: bool,
+    /// `nodeTaintsPolicy: Honor` (default Ignore).
+    pub honor_node_taints: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AffinityTerm {
+    pub topology_key: String,
+    pub selector: LabelSelector,
+    /// Namespaces the selector applies to; empty means the pod's own namespace.
+    pub namespaces: Vec<String>,
+    /// `namespaceSelector: {}` selects all namespaces.
+    pub all_namespaces: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct WeightedTerm<T> {
+    pub weight: i32,
+    pub term: T,
+}
+
+/// A host port a container binds (`0.0.0.0` / empty IP matches every IP).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HostPort {
+    pub ip: String,
+    pub port: i32,
+    pub protocol: String,
+}
+
+/// What a pod needs from a node, flattened from its spec.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodSpec {
+    /// Effective requests (containers, init containers, sidecars, overhead), plus `pods: 1`.
+    pub requests: Resources,
+    pub node_selector: BTreeMap<String, String>,
+    /// Required node affinity: terms are ORed, expressions within a term ANDed.
+    pub required_terms: Vec<Vec<SelectorRequirement>>,
+    pub preferred_terms: Vec<WeightedTerm<Vec<SelectorRequirement>>>,
+    pub tolerations: Vec<Toleration>,
+    pub spread: Vec<TopologySpread>,
+    pub affinity: Vec<AffinityTerm>,
+    pub preferred_affinity: Vec<WeightedTerm<AffinityTerm>>,
+    pub anti_affinity: Vec<AffinityTerm>,
+    pub preferred_anti_affinity: Vec<WeightedTerm<AffinityTerm>>,
+    pub host_ports: Vec<HostPort>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pod {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub labels: BTreeMap<String, String>,
+    pub node_name: Option<String>,
+    pub created: Timestamp,
+    /// `Pending`, `Running`, `Succeeded`, `Failed` or empty.
+    pub phase: String,
+    pub terminating: bool,
+    /// Owned by a DaemonSet.
+    pub daemonset: Option<String>,
+    pub spec: PodSpec,
+}
+
+impl Pod {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// Terminal pods no longer hold node resources.
+    pub fn is_terminal(&self) -> bool {
+        self.phase == "Succeeded" || self.phase == "Failed"
+    }
+
+    /// A pod the provisioner must place: unbound, alive, Pending.
+    pub fn is_pending(&self) -> bool {
+        self.node_name.is_none()
+            && !self.terminating
+            && (self.phase.is_empty() || self.phase == "Pending")
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Node {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    pub allocatable: Resources,
+    pub capacity: Resources,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+    pub deleting: bool,
+    pub provider_id: String,
+}
+
+/// A NodeClaim that already exists in the cluster.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeClaim {
+    pub name: String,
+    pub node_pool: String,
+    pub labels: BTreeMap<String, String>,
+    pub requirements: Vec<SelectorRequirement>,
+    pub taints: Vec<Taint>,
+    pub startup_taints: Vec<Taint>,
+    /// `status.allocatable`, empty before launch.
+    pub allocatable: Resources,
+    pub capacity: Resources,
+    /// `status.nodeName` once registered.
+    pub node_name: Option<String>,
+    pub provider_id: String,
+    pub deleting: bool,
+}
+
+/// A NodePool with its EC2NodeClass-derived catalog.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodePool {
+    pub name: String,
+    pub weight: i32,
+    pub labels: BTreeMap<String, String>,
+    pub requirements: Vec<SelectorRequirement>,
+    pub taints: Vec<Taint>,
+    pub startup_taints: Vec<Taint>,
+    /// `spec.limits`: only the listed resources are limited (`nodes` counts nodes).
+    pub limits: Option<Resources>,
+    /// The EC2NodeClass this pool launches with.
+    pub node_class: String,
+    /// The instance types this pool may launch (derived from its EC2NodeClass).
+    pub catalog: Arc<Catalog>,
+    pub deleting: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DaemonSet {
+    pub namespace: String,
+    pub name: String,
+    pub pod: PodSpec,
+}
+
+/// Everything the provisioner decides on.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub pods: Vec<Pod>,
+    pub nodes: Vec<Node>,
+    pub node_claims: Vec<NodeClaim>,
+    pub node_pools: Vec<NodePool>,
+    pub daemon_sets: Vec<DaemonSet>,
+    pub now: Timestamp,
+}
+
+/// Knobs with Karpenter's defaults.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Honour preferences until they must be relaxed (`PREFERENCE_POLICY=Respect`).
+    pub respect_preferences: bool,
+    /// At most this many instance types per NodeClaim (the AWS provider sends 60).
+    pub max_instance_types: usize,
+    /// Seed for NodeClaim name suffixes (adapters derive it from the input).
+    pub seed: u64,
+    /// Minimise launch cost beyond Karpenter's first-fit packing.
+    pub optimize_cost: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            respect_preferences: true,
+            max_instance_types: 60,
+            seed: 0,
+            optimize_cost: true,
+        }
+    }
+}

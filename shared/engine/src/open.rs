@@ -1,0 +1,298 @@
+//! Opening a new NodeClaim for a pod: the first NodePool (by weight) that can host it, the
+//! topology domains it commits to, and the instance type it is sized for.
+
+use crate::fit::Attempt;
+use crate::pools::{PoolCtx, TypeCtx};
+use crate::prepare::PodInfo;
+use crate::requirements::{Requirement, Requirements};
+use crate::res::{CPU, MEMORY, PODS, Res};
+use crate::slots::{Slot, SlotKind, ports_conflict};
+use crate::taints::first_untolerated;
+use crate::topology::Topology;
+
+/// How a new NodeClaim is sized before the final choice of instance type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Karpenter's behaviour: a claim keeps accepting pods while its largest option has room.
+    Largest,
+    /// Size claims for the `n`-th most cost-efficient type for the pending demand.
+    Efficient(usize),
+}
+
+/// A new bin for pod `p` in the first pool that accepts it, or the reason per pool.
+pub fn open(
+    p: &PodInfo<'_>,
+    a: &Attempt<'_>,
+    pools: &[PoolCtx<'_>],
+    topo: &Topology,
+    policy: Policy,
+    demand: &Res,
+) -> Result<Slot, String> {
+    if pools.is_empty() {
+        return Err("no nodepools are defined".into());
+    }
+    let mut reasons = Vec::new();
+    for (pi, pool) in pools.iter().enumerate() {
+        match open_in(p, a, pi, pool, topo, policy, demand) {
+            Ok(slot) => return Ok(slot),
+            Err(e) => reasons.push(format!("nodepool {:?}: {e}", pool.name())),
+        }
+    }
+    Err(reasons.join("; "))
+}
+
+fn open_in(
+    p: &PodInfo<'_>,
+    a: &Attempt<'_>,
+    pi: usize,
+    pool: &PoolCtx<'_>,
+    topo: &Topology,
+    policy: Policy,
+    demand: &Res,
+) -> Result<Slot, String> {
+    if let Some(u) = &pool.unusable {
+        return Err(u.clone());
+    }
+    if let Some(t) = first_untolerated(&pool.np.taints, a.tolerations, a.tolerate_prefer) {
+        return Err(format!(
+            "did not tolerate taint {}={}:{:?}",
+            t.key, t.value, t.effect
+        ));
+    }
+    pool.reqs
+        .compatible(&a.reqs)
+        .map_err(|e| format!("incompatible requirements, {e}"))?;
+    let mut merged = pool.reqs.clone();
+    merged.add_all(&a.reqs);
+    let mut cands = candidates(p, pool, &merged)?;
+    narrow_topology(p, a, pool, topo, &mut merged, &mut cands)?;
+    if pool.min_values {
+        cands.retain(|&t| check_min_values_for(pool, t, &merged, &p.req));
+        if cands.is_empty() {
+            return Err("minValues cannot be satisfied".into());
+        }
+    }
+    let target = pick(policy, pool, &cands, &merged, demand);
+    let t = &pool.types[target];
+    Ok(Slot {
+        kind: SlotKind::Bin { pool: pi, target },
+        labels: Default::default(),
+        reqs: pool.reqs.clone(),
+        taints: pool.np.taints.clone(),
+        free: t.usable.clone(),
+        host_ports: Vec::new(),
+        host_counts: Vec::new(),
+        host_owners: Vec::new(),
+        pods: Vec::new(),
+        collapsed: Vec::new(),
+    })
+}
+
+/// Types of the pool that can host the pod alone, within limits.
+fn candidates(
+    p: &PodInfo<'_>,
+    pool: &PoolCtx<'_>,
+    merged: &Requirements,
+) -> Result<Vec<usize>, String> {
+    let compatible: Vec<usize> = (0..pool.types.len())
+        .filter(|&t| pool.types[t].matches(merged) && pool.types[t].cheapest(merged).is_some())
+        .collect();
+    if compatible.is_empty() {
+        return Err("no instance type satisfies the pod's requirements".into());
+    }
+    let fitting: Vec<usize> = compatible
+        .iter()
+        .copied()
+        .filter(|&t| {
+            pool.types[t].usable.fits(&p.req)
+                && !ports_conflict(&pool.types[t].ds_ports, &p.pod.spec.host_ports)
+        })
+        .collect();
+    if fitting.is_empty() {
+        return Err(format!(
+            "no instance type has enough resources for {}",
+            describe(&p.req)
+        ));
+    }
+    let within: Vec<usize> = fitting
+        .into_iter()
+        .filter(|&t| pool.within_limits(&pool.types[t].capacity))
+        .collect();
+    if within.is_empty() {
+        return Err("all instance types that fit would exceed the nodepool limits".into());
+    }
+    Ok(within)
+}
+
+fn describe(req: &Res) -> String {
+    let names = ["cpu", "memory", "pods"];
+    req.0
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| **v != 0 && *i < names.len())
+        .map(|(i, v)| {
+            format!(
+                "{}={}",
+                names[i],
+                kerf_catalog::quantity::format(*v, kerf_catalog::resources::format_for(names[i]))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Commits the new claim to topology domains the pod's constraints require.
+fn narrow_topology(
+    p: &PodInfo<'_>,
+    a: &Attempt<'_>,
+    pool: &PoolCtx<'_>,
+    topo: &Topology,
+    merged: &mut Requirements,
+    cands: &mut Vec<usize>,
+) -> Result<(), String> {
+    for &(g, _) in &a.active {
+        let grp = &topo.groups[g];
+        let selects_self = p.matching.contains(&g);
+        if grp.is_hostname() {
+            topo.check_host(g, selects_self, 0)?;
+            continue;
+        }
+        let doms = union_domains(pool, cands, &grp.key, merged);
+        let d = topo.choose(g, selects_self, &doms, &a.strict, a.tolerations)?;
+        {
+            merged.add(&grp.key, Requirement::is_in([d]));
+            retain_offered(pool, cands, merged)?;
+        }
+    }
+    for &g in &p.inverse {
+        let grp = &topo.groups[g];
+        if grp.is_hostname() {
+            continue;
+        }
+        let doms = union_domains(pool, cands, &grp.key, merged);
+        let ok: Vec<String> = doms
+            .iter()
+            .filter(|d| grp.owners(d) == 0)
+            .cloned()
+            .collect();
+        if ok.is_empty() {
+            return Err(format!(
+                "anti-affinity of existing pods on {} excludes every domain",
+                grp.key
+            ));
+        }
+        if ok.len() < doms.len() {
+            merged.add(&grp.key, Requirement::is_in(ok));
+            retain_offered(pool, cands, merged)?;
+        }
+    }
+    Ok(())
+}
+
+fn union_domains(
+    pool: &PoolCtx<'_>,
+    cands: &[usize],
+    key: &str,
+    reqs: &Requirements,
+) -> Vec<String> {
+    let mut all: Vec<String> = cands
+        .iter()
+        .flat_map(|&t| crate::slots::bin_domains(pool, t, key, reqs))
+        .collect();
+    all.sort();
+    all.dedup();
+    all
+}
+
+fn retain_offered(
+    pool: &PoolCtx<'_>,
+    cands: &mut Vec<usize>,
+    merged: &Requirements,
+) -> Result<(), String> {
+    cands.retain(|&t| pool.types[t].matches(merged) && pool.types[t].cheapest(merged).is_some());
+    if cands.is_empty() {
+        Err("no instance type is offered in the chosen topology domain".into())
+    } else {
+        Ok(())
+    }
+}
+
+/// Chooses the instance type a new claim is sized for.
+fn pick(
+    policy: Policy,
+    pool: &PoolCtx<'_>,
+    cands: &[usize],
+    reqs: &Requirements,
+    demand: &Res,
+) -> usize {
+    let price = |t: &TypeCtx<'_>| t.cheapest(reqs).map(|o| o.price).unwrap_or(f64::MAX);
+    let mut order: Vec<usize> = cands.to_vec();
+    match policy {
+        Policy::Largest => {
+            order.sort_by(|&a, &b| {
+                let (x, y) = (&pool.types[a], &pool.types[b]);
+                y.usable.0[CPU]
+                    .cmp(&x.usable.0[CPU])
+                    .then(y.usable.0[MEMORY].cmp(&x.usable.0[MEMORY]))
+                    .then(price(x).total_cmp(&price(y)))
+                    .then(x.it.name.cmp(&y.it.name))
+            });
+            order[0]
+        }
+        Policy::Efficient(rank) => {
+            let score = |t: &TypeCtx<'_>| price(t) / coverage(&t.usable, demand);
+            order.sort_by(|&a, &b| {
+                let (x, y) = (&pool.types[a], &pool.types[b]);
+                score(x)
+                    .total_cmp(&score(y))
+                    .then(x.it.name.cmp(&y.it.name))
+            });
+            order[rank.min(order.len() - 1)]
+        }
+    }
+}
+
+/// The fraction of `demand` one node with `usable` resources covers (its tightest dimension).
+pub fn coverage(usable: &Res, demand: &Res) -> f64 {
+    [CPU, MEMORY, PODS]
+        .iter()
+        .filter(|&&r| demand.0[r] > 0)
+        .map(|&r| usable.0[r].max(0) as f64 / demand.0[r] as f64)
+        .fold(f64::INFINITY, f64::min)
+        .max(1e-12)
+}
+
+/// minValues: enough distinct values of each key must remain among the types that fit.
+pub fn check_min_values(pool: &PoolCtx<'_>, reqs: &Requirements, used: &Res) -> Result<(), String> {
+    let fitting: Vec<&TypeCtx<'_>> = pool
+        .types
+        .iter()
+        .filter(|t| {
+            t.matches(reqs) && t.cheapest(reqs).is_some() && t.alloc.fits(&used.plus(&t.ds))
+        })
+        .collect();
+    min_values_satisfied(reqs, &fitting)
+}
+
+/// minValues for a claim that must still be able to use type `t`.
+fn check_min_values_for(pool: &PoolCtx<'_>, t: usize, reqs: &Requirements, used: &Res) -> bool {
+    pool.types[t].alloc.fits(&used.plus(&pool.types[t].ds))
+        && check_min_values(pool, reqs, used).is_ok()
+}
+
+/// True when `types` span at least `minValues` distinct values for every key that sets one.
+pub fn min_values_satisfied(reqs: &Requirements, types: &[&TypeCtx<'_>]) -> Result<(), String> {
+    for (key, r) in reqs.iter() {
+        let Some(min) = r.min_values else { continue };
+        let mut vals: Vec<&str> = types.iter().filter_map(|t| t.label(key)).collect();
+        vals.sort_unstable();
+        vals.dedup();
+        if (vals.len() as u32) < min {
+            return Err(format!(
+                "minValues requirement is not met for {key} ({} of {min})",
+                vals.len()
+            ));
+        }
+    }
+    Ok(())
+}

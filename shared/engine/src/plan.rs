@@ -1,0 +1,84 @@
+//! The plan: what Kerf would launch, where pending pods would go, what it cannot place and
+//! why. Field names are the public `kerf plan` contract.
+
+use serde::Serialize;
+
+use crate::requirements::SelectorRequirement;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub launches: Vec<Launch>,
+    pub nominations: Vec<Nomination>,
+    pub unschedulable: Vec<Unschedulable>,
+    pub disruptions: Vec<Disruption>,
+    pub summary: Summary,
+}
+
+/// One new NodeClaim.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Launch {
+    pub node_claim: String,
+    pub node_pool: String,
+    pub instance_type: String,
+    pub capacity_type: String,
+    pub zone: String,
+    pub price: f64,
+    pub instance_type_options: Vec<String>,
+    pub requirements: Vec<SelectorRequirement>,
+    pub pods: Vec<String>,
+    /// Sum of the pods' requests plus DaemonSet overhead (`spec.resources.requests`).
+    pub requests: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Nomination {
+    pub pod: String,
+    pub node: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Unschedulable {
+    pub pod: String,
+    pub reason: String,
+}
+
+/// A disruption decision (filled by the disruption planner).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Disruption {
+    pub reason: String,
+    pub action: String,
+    pub node_claims: Vec<String>,
+    pub nodes: Vec<String>,
+    pub replacement: Option<Launch>,
+    pub savings_per_hour: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub pending_pods: usize,
+    pub scheduled_pods: usize,
+    pub unschedulable_pods: usize,
+    pub new_node_claims: usize,
+    pub new_hourly_cost: f64,
+}
+
+impl Plan {
+    pub fn new() -> Self {
+        Plan {
+            api_version: "kerf.dev/v1alpha1",
+            kind: "Plan",
+            ..Default::default()
+        }
+    }
+
+    /// Total hourly price of the launches.
+    pub fn cost(&self) -> f64 {
+        self.launches.iter().map(|l| l.price).sum()
+    }
+}

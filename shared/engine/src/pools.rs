@@ -1,0 +1,306 @@
+//! NodePools prepared for scheduling: their requirements, the instance types and offerings
+//! they may launch, DaemonSet overhead per instance type, and what their limits leave.
+
+use kerf_catalog::{CapacityType, InstanceType};
+
+use crate::labels;
+use crate::model::{DaemonSet, Effect, HostPort, NodePool, Snapshot, Taint};
+use crate::podreqs::{Relaxation, strict_requirements};
+use crate::requirements::{Requirement, Requirements};
+use crate::res::{Res, ResIndex};
+use crate::taints::first_untolerated;
+
+/// An offering a pool may buy.
+#[derive(Clone, Debug)]
+pub struct Off {
+    pub zone: String,
+    pub capacity_type: CapacityType,
+    pub price: f64,
+}
+
+/// An instance type as one pool sees it.
+#[derive(Clone, Debug)]
+pub struct TypeCtx<'a> {
+    pub it: &'a InstanceType,
+    pub region: &'a str,
+    pub alloc: Res,
+    pub capacity: Res,
+    /// DaemonSet pods that would run on this type in this pool.
+    pub ds: Res,
+    /// `alloc - ds`: what pending pods may use.
+    pub usable: Res,
+    pub ds_ports: Vec<HostPort>,
+    /// Available offerings allowed by the pool, cheapest first.
+    pub offerings: Vec<Off>,
+}
+
+impl TypeCtx<'_> {
+    /// The type's value for a label key (instance labels plus region).
+    pub fn label(&self, key: &str) -> Option<&str> {
+        if key == labels::REGION && !self.region.is_empty() {
+            return Some(self.region);
+        }
+        self.it.labels.get(key).map(String::as_str)
+    }
+
+    /// True when the type's labels satisfy `reqs` (zone and capacity type are checked on
+    /// offerings; custom keys types never carry are not the type's concern).
+    pub fn matches(&self, reqs: &Requirements) -> bool {
+        reqs.iter().all(|(k, r)| match k.as_str() {
+            labels::ZONE | labels::CAPACITY_TYPE | labels::NODEPOOL | labels::HOSTNAME => true,
+            _ => match self.label(k) {
+                Some(v) => r.has(v),
+                None => !labels::is_well_known(k) || r.allows_absent(),
+            },
+        })
+    }
+
+    /// The cheapest offering allowed by `reqs`.
+    pub fn cheapest(&self, reqs: &Requirements) -> Option<&Off> {
+        self.offerings.iter().find(|o| offering_allowed(o, reqs))
+    }
+}
+
+/// True when `reqs` admit the offering's zone and capacity type.
+pub fn offering_allowed(o: &Off, reqs: &Requirements) -> bool {
+    reqs.get(labels::ZONE).is_none_or(|r| r.has(&o.zone))
+        && reqs
+            .get(labels::CAPACITY_TYPE)
+            .is_none_or(|r| r.has(o.capacity_type.as_str()))
+}
+
+/// A NodePool ready for scheduling.
+#[derive(Clone, Debug)]
+pub struct PoolCtx<'a> {
+    pub np: &'a NodePool,
+    pub reqs: Requirements,
+    pub types: Vec<TypeCtx<'a>>,
+    /// Limited resources and what is left of them (`None` = unlimited).
+    pub remaining: Option<Res>,
+    pub nodes_left: Option<i64>,
+    pub min_values: bool,
+    /// Why the pool cannot launch anything at all.
+    pub unusable: Option<String>,
+}
+
+impl PoolCtx<'_> {
+    pub fn name(&self) -> &str {
+        &self.np.name
+    }
+
+    /// True when launching a node with `capacity` stays within limits.
+    pub fn within_limits(&self, capacity: &Res) -> bool {
+        self.nodes_left.is_none_or(|n| n >= 1)
+            && self
+                .remaining
+                .as_ref()
+                .is_none_or(|r| limited_fits(r, capacity))
+    }
+
+    pub fn charge(&mut self, capacity: &Res) {
+        if let Some(n) = &mut self.nodes_left {
+            *n -= 1;
+        }
+        if let Some(r) = &mut self.remaining {
+            for (have, take) in r.0.iter_mut().zip(&capacity.0) {
+                if *have != i64::MAX {
+                    *have -= take;
+                }
+            }
+        }
+    }
+}
+
+fn limited_fits(remaining: &Res, capacity: &Res) -> bool {
+    remaining
+        .0
+        .iter()
+        .zip(&capacity.0)
+        .all(|(have, take)| *have == i64::MAX || take <= have)
+}
+
+/// Pool requirements: spec requirements, template labels and the pool's own name.
+pub fn pool_requirements(np: &NodePool) -> Result<Requirements, String> {
+    let mut reqs = Requirements::from_selectors(&np.requirements).map_err(|e| e.to_string())?;
+    reqs.add_all(&Requirements::from_labels(&np.labels));
+    reqs.add(labels::NODEPOOL, Requirement::is_in([np.name.clone()]));
+    Ok(reqs)
+}
+
+/// Prepares every usable pool, highest weight first, ties by name descending (Karpenter's
+/// `OrderByWeight`).
+pub fn prepare<'a>(snap: &'a Snapshot, ix: &ResIndex) -> Vec<PoolCtx<'a>> {
+    let mut pools: Vec<PoolCtx<'a>> = snap
+        .node_pools
+        .iter()
+        .filter(|p| !p.deleting)
+        .map(|np| prepare_one(snap, np, ix))
+        .collect();
+    pools.sort_by(|a, b| {
+        b.np.weight
+            .cmp(&a.np.weight)
+            .then(b.np.name.cmp(&a.np.name))
+    });
+    pools
+}
+
+fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolCtx<'a> {
+    let mut pool = PoolCtx {
+        np,
+        reqs: Requirements::new(),
+        types: Vec::new(),
+        remaining: None,
+        nodes_left: None,
+        min_values: false,
+        unusable: None,
+    };
+    match pool_requirements(np) {
+        Ok(r) => pool.reqs = r,
+        Err(e) => {
+            pool.unusable = Some(format!("invalid requirements: {e}"));
+            return pool;
+        }
+    }
+    pool.min_values = pool.reqs.iter().any(|(_, r)| r.min_values.is_some());
+    let daemons: Vec<&DaemonSet> = snap
+        .daemon_sets
+        .iter()
+        .filter(|ds| daemon_fits_pool(ds, np, &pool.reqs))
+        .collect();
+    for it in &np.catalog.instance_types {
+        if let Some(t) = type_ctx(it, &np.catalog.region, &pool.reqs, &daemons, ix) {
+            pool.types.push(t);
+        }
+    }
+    if pool.types.is_empty() {
+        pool.unusable = Some(
+            "no instance type satisfies the nodepool requirements with an available offering"
+                .into(),
+        );
+    }
+    apply_limits(&mut pool, snap, ix);
+    pool
+}
+
+fn type_ctx<'a>(
+    it: &'a InstanceType,
+    region: &'a str,
+    reqs: &Requirements,
+    daemons: &[&DaemonSet],
+    ix: &ResIndex,
+) -> Option<TypeCtx<'a>> {
+    let mut t = TypeCtx {
+        it,
+        region,
+        alloc: ix.vec(&it.allocatable),
+        capacity: ix.vec(&it.capacity),
+        ds: Res::zero(ix.len()),
+        usable: Res::zero(ix.len()),
+        ds_ports: Vec::new(),
+        offerings: Vec::new(),
+    };
+    if !t.matches(reqs) {
+        return None;
+    }
+    t.offerings = it
+        .offerings
+        .iter()
+        .filter(|o| o.available)
+        .map(|o| Off {
+            zone: o.zone.clone(),
+            capacity_type: o.capacity_type,
+            price: o.price,
+        })
+        .filter(|o| offering_allowed(o, reqs))
+        .collect();
+    t.offerings.sort_by(|a, b| {
+        a.price
+            .total_cmp(&b.price)
+            .then(a.zone.cmp(&b.zone))
+            .then(a.capacity_type.cmp(&b.capacity_type))
+    });
+    if t.offerings.is_empty() {
+        return None;
+    }
+    for ds in daemons {
+        if daemon_fits_type(ds, &t) {
+            t.ds.add(&ix.vec(&ds.pod.requests));
+            t.ds_ports.extend(ds.pod.host_ports.iter().cloned());
+        }
+    }
+    t.usable = t.alloc.minus(&t.ds);
+    Some(t)
+}
+
+/// A DaemonSet runs on a pool's nodes when it tolerates the pool's taints (PreferNoSchedule
+/// is tolerated implicitly) and its node requirements are compatible with the pool.
+fn daemon_fits_pool(ds: &DaemonSet, np: &NodePool, pool_reqs: &Requirements) -> bool {
+    let hard: Vec<Taint> = np
+        .taints
+        .iter()
+        .filter(|t| t.effect != Effect::PreferNoSchedule)
+        .cloned()
+        .collect();
+    if first_untolerated(&hard, &ds.pod.tolerations, false).is_some() {
+        return false;
+    }
+    daemon_terms(ds)
+        .iter()
+        .any(|r| pool_reqs.compatible(r).is_ok())
+}
+
+fn daemon_fits_type(ds: &DaemonSet, t: &TypeCtx<'_>) -> bool {
+    daemon_terms(ds).iter().any(|r| t.matches(r))
+}
+
+/// The DaemonSet's node requirements, one set per required affinity term (ORed).
+fn daemon_terms(ds: &DaemonSet) -> Vec<Requirements> {
+    let n = ds.pod.required_terms.len().max(1);
+    (0..n)
+        .filter_map(|i| {
+            let relax = Relaxation {
+                dropped_required_terms: i,
+                ..Default::default()
+            };
+            strict_requirements(&ds.pod, &relax).ok()
+        })
+        .collect()
+}
+
+/// Limits minus the capacity of the pool's existing nodes and NodeClaims.
+fn apply_limits(pool: &mut PoolCtx<'_>, snap: &Snapshot, ix: &ResIndex) {
+    let Some(limits) = &pool.np.limits else {
+        return;
+    };
+    let name = &pool.np.name;
+    let mut used = Res::zero(ix.len());
+    let mut nodes = 0i64;
+    let claimed: Vec<&str> = snap
+        .node_claims
+        .iter()
+        .filter_map(|c| c.node_name.as_deref())
+        .collect();
+    for c in snap.node_claims.iter().filter(|c| &c.node_pool == name) {
+        used.add(&ix.vec(&c.capacity));
+        nodes += 1;
+    }
+    for n in snap
+        .nodes
+        .iter()
+        .filter(|n| n.labels.get(labels::NODEPOOL) == Some(name))
+    {
+        if !claimed.contains(&n.name.as_str()) {
+            used.add(&ix.vec(&n.capacity));
+            nodes += 1;
+        }
+    }
+    let mut remaining = Res(vec![i64::MAX; ix.len()]);
+    for (k, v) in &limits.0 {
+        if k == "nodes" {
+            pool.nodes_left = Some(v / 1000 - nodes);
+        } else if let Some(slot) = (0..ix.len()).find(|&s| ix.name(s) == k) {
+            remaining.0[slot] = v - used.0[slot];
+        }
+    }
+    pool.remaining = Some(remaining);
+}

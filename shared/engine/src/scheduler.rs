@@ -1,0 +1,194 @@
+//! The provisioning loop: pods in queue order go to existing nodes, then in-flight claims, then
+//! new claims; failures relax preferences and are retried until a pass makes no progress.
+
+use rustc_hash::FxHashMap;
+
+use crate::fit::{self, Attempt};
+use crate::open::{self, Policy};
+use crate::podreqs::{Relaxation, node_requirements, strict_requirements};
+use crate::pools::PoolCtx;
+use crate::prepare::{Base, PodInfo};
+use crate::slots::Slot;
+use crate::topology::Topology;
+
+/// The state of one packing run.
+#[derive(Debug)]
+pub struct Run<'a> {
+    pub pods: Vec<PodInfo<'a>>,
+    pub topo: Topology,
+    pub slots: Vec<Slot>,
+    pub pools: Vec<PoolCtx<'a>>,
+    /// Slots that existed before this run (nodes and in-flight claims).
+    pub existing: usize,
+    /// Where each pod went (index into `slots`).
+    pub placed: Vec<Option<usize>>,
+    pub reasons: Vec<String>,
+    policy: Policy,
+    respect: bool,
+    demand: crate::res::Res,
+    /// First-fit hints: shape → first slot worth trying.
+    hints: FxHashMap<(u64, Relaxation), usize>,
+}
+
+impl<'a> Run<'a> {
+    pub fn new(base: Base<'a>, policy: Policy, respect: bool) -> Self {
+        let n = base.pods.len();
+        let existing = base.slots.len();
+        Run {
+            pods: base.pods,
+            topo: base.topo,
+            slots: base.slots,
+            pools: base.pools,
+            existing,
+            placed: vec![None; n],
+            reasons: vec![String::new(); n],
+            policy,
+            respect,
+            demand: base.demand,
+            hints: FxHashMap::default(),
+        }
+    }
+
+    /// Schedules every pod, retrying failures while the previous pass placed something.
+    pub fn solve(&mut self) {
+        let mut queue: Vec<usize> = (0..self.pods.len()).collect();
+        loop {
+            let mut failed = Vec::new();
+            let mut progress = false;
+            for i in queue {
+                if self.place(i) {
+                    progress = true;
+                } else {
+                    failed.push(i);
+                }
+            }
+            if failed.is_empty() || !progress {
+                break;
+            }
+            queue = failed;
+        }
+    }
+
+    /// Places pod `i`, relaxing preferences on failure.
+    fn place(&mut self, i: usize) -> bool {
+        let prefer_taints = self.pools.iter().any(|p| {
+            p.np.taints
+                .iter()
+                .any(|t| t.effect == crate::model::Effect::PreferNoSchedule)
+        });
+        let mut relax = Relaxation::default();
+        loop {
+            match self.attempt(i, relax) {
+                Ok(slot) => {
+                    self.placed[i] = Some(slot);
+                    return true;
+                }
+                Err(reason) => {
+                    self.reasons[i] = reason;
+                    if !relax.relax(&self.pods[i].pod.spec, self.respect, prefer_taints) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
+    fn attempt(&mut self, i: usize, relax: Relaxation) -> Result<usize, String> {
+        let p = &self.pods[i];
+        let spec = &p.pod.spec;
+        let a = Attempt {
+            reqs: node_requirements(spec, &relax, self.respect)
+                .map_err(|e| format!("invalid node affinity: {e}"))?,
+            strict: strict_requirements(spec, &relax)
+                .map_err(|e| format!("invalid node affinity: {e}"))?,
+            tolerations: &spec.tolerations,
+            tolerate_prefer: relax.tolerate_prefer_no_schedule,
+            active: active_groups(p, &relax, self.respect),
+        };
+        let monotone = a.active.iter().all(|&(g, _)| {
+            let grp = &self.topo.groups[g];
+            grp.is_hostname() || grp.kind == crate::topology::Kind::AntiAffinity
+        });
+        let key = (p.shape, relax);
+        let start = if monotone {
+            self.hints.get(&key).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        for s in start..self.slots.len() {
+            if let Ok(f) = fit::check(p, &a, &self.slots[s], &self.topo, &self.pools) {
+                if monotone {
+                    self.hints.insert(key, s);
+                }
+                fit::commit(
+                    i,
+                    &self.pods,
+                    &a,
+                    f,
+                    &mut self.slots[s],
+                    &mut self.topo,
+                    &self.pools,
+                );
+                return Ok(s);
+            }
+        }
+        let slot = open::open(p, &a, &self.pools, &self.topo, self.policy, &self.demand)?;
+        let s = self.slots.len();
+        self.slots.push(slot);
+        if let crate::slots::SlotKind::Bin { pool, target } = self.slots[s].kind {
+            let cap = self.pools[pool].types[target].capacity.clone();
+            self.pools[pool].charge(&cap);
+        }
+        if monotone {
+            self.hints.insert(key, s);
+        }
+        let f = fit::check(&self.pods[i], &a, &self.slots[s], &self.topo, &self.pools)?;
+        fit::commit(
+            i,
+            &self.pods,
+            &a,
+            f,
+            &mut self.slots[s],
+            &mut self.topo,
+            &self.pools,
+        );
+        Ok(s)
+    }
+}
+
+/// Constraint groups in force at this relaxation level, flagged when the pod owns them as
+/// required anti-affinity.
+fn active_groups(p: &PodInfo<'_>, relax: &Relaxation, respect: bool) -> Vec<(usize, bool)> {
+    use crate::model::WhenUnsatisfiable::*;
+    let spec = &p.pod.spec;
+    let mut out: Vec<(usize, bool)> = Vec::new();
+    let mut anyway = 0;
+    for (c, &g) in spec.spread.iter().zip(&p.spread) {
+        match c.when_unsatisfiable {
+            DoNotSchedule => out.push((g, false)),
+            ScheduleAnyway => {
+                if respect && anyway >= relax.dropped_schedule_anyway {
+                    out.push((g, false));
+                }
+                anyway += 1;
+            }
+        }
+    }
+    out.extend(p.affinity.iter().map(|&g| (g, false)));
+    out.extend(p.anti.iter().map(|&g| (g, true)));
+    if respect {
+        out.extend(
+            p.pref_affinity
+                .iter()
+                .skip(relax.dropped_pref_affinity)
+                .map(|&g| (g, false)),
+        );
+        out.extend(
+            p.pref_anti
+                .iter()
+                .skip(relax.dropped_pref_anti)
+                .map(|&g| (g, false)),
+        );
+    }
+    out
+}

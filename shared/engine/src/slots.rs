@@ -1,0 +1,314 @@
+//! Places a pod can go: existing Nodes, in-flight NodeClaims, and the new NodeClaims ("bins")
+//! this plan opens. Each tracks free resources, host ports and per-node topology counts.
+
+use std::collections::BTreeMap;
+
+use crate::labels;
+use crate::model::{HostPort, Node, NodeClaim, Pod, Snapshot, Taint};
+use crate::pools::{PoolCtx, offering_allowed};
+use crate::requirements::Requirements;
+use crate::res::{Res, ResIndex};
+use crate::selector;
+use crate::taints::{first_untolerated, is_ephemeral};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlotKind {
+    Node(String),
+    Claim(String),
+    /// A new NodeClaim of pool `pool`, sized for its target instance type `target`.
+    Bin {
+        pool: usize,
+        target: usize,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Slot {
+    pub kind: SlotKind,
+    /// Node labels (existing nodes and claims).
+    pub labels: BTreeMap<String, String>,
+    /// Claim and bin requirements.
+    pub reqs: Requirements,
+    pub taints: Vec<Taint>,
+    pub free: Res,
+    pub host_ports: Vec<HostPort>,
+    /// Hostname-group counts on this node: (group, matching pods).
+    pub host_counts: Vec<(usize, i32)>,
+    /// Hostname anti-affinity owners on this node: (group, owners).
+    pub host_owners: Vec<(usize, i32)>,
+    pub pods: Vec<usize>,
+    /// Topology keys whose domain this slot has committed to (and counted).
+    pub collapsed: Vec<String>,
+}
+
+impl Slot {
+    pub fn host_count(&self, g: usize) -> i32 {
+        get(&self.host_counts, g)
+    }
+
+    pub fn host_owner_count(&self, g: usize) -> i32 {
+        get(&self.host_owners, g)
+    }
+
+    pub fn bump_host(&mut self, g: usize) {
+        bump(&mut self.host_counts, g);
+    }
+
+    pub fn bump_owner(&mut self, g: usize) {
+        bump(&mut self.host_owners, g);
+    }
+
+    pub fn name(&self) -> &str {
+        match &self.kind {
+            SlotKind::Node(n) | SlotKind::Claim(n) => n,
+            SlotKind::Bin { .. } => "",
+        }
+    }
+
+    /// The domains this slot may take for `key` under `reqs` (its own for bins).
+    pub fn domains(&self, key: &str, reqs: &Requirements, pools: &[PoolCtx<'_>]) -> Vec<String> {
+        match &self.kind {
+            SlotKind::Node(_) => self.labels.get(key).cloned().into_iter().collect(),
+            SlotKind::Claim(_) => match reqs.get(key) {
+                Some(r) if !r.is_complement() => r.values().to_vec(),
+                _ => self.labels.get(key).cloned().into_iter().collect(),
+            },
+            SlotKind::Bin { pool, target } => bin_domains(&pools[*pool], *target, key, reqs),
+        }
+    }
+}
+
+fn get(v: &[(usize, i32)], g: usize) -> i32 {
+    v.iter()
+        .find(|(k, _)| *k == g)
+        .map(|(_, c)| *c)
+        .unwrap_or(0)
+}
+
+fn bump(v: &mut Vec<(usize, i32)>, g: usize) {
+    match v.iter_mut().find(|(k, _)| *k == g) {
+        Some((_, c)) => *c += 1,
+        None => v.push((g, 1)),
+    }
+}
+
+/// Domains a new NodeClaim of `pool` sized for `target` could land in for `key`.
+pub fn bin_domains(
+    pool: &PoolCtx<'_>,
+    target: usize,
+    key: &str,
+    reqs: &Requirements,
+) -> Vec<String> {
+    let t = &pool.types[target];
+    let mut out: Vec<String> = match key {
+        labels::ZONE => t
+            .offerings
+            .iter()
+            .filter(|o| offering_allowed(o, reqs))
+            .map(|o| o.zone.clone())
+            .collect(),
+        labels::CAPACITY_TYPE => t
+            .offerings
+            .iter()
+            .filter(|o| offering_allowed(o, reqs))
+            .map(|o| o.capacity_type.as_str().to_string())
+            .collect(),
+        _ => match reqs.get(key) {
+            Some(r) if !r.is_complement() => r.values().to_vec(),
+            _ => t.label(key).map(str::to_string).into_iter().collect(),
+        },
+    };
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Host ports conflict when protocol and port match and either IP is a wildcard or equal.
+pub fn ports_conflict(a: &[HostPort], b: &[HostPort]) -> bool {
+    let wild = |ip: &str| ip.is_empty() || ip == "0.0.0.0" || ip == "::";
+    a.iter().any(|x| {
+        b.iter().any(|y| {
+            x.port == y.port
+                && x.protocol.eq_ignore_ascii_case(&y.protocol)
+                && (wild(&x.ip) || wild(&y.ip) || x.ip == y.ip)
+        })
+    })
+}
+
+/// Builds slots for existing nodes (initialized first, then by name) and in-flight claims.
+pub fn existing(snap: &Snapshot, ix: &ResIndex, pools: &[PoolCtx<'_>]) -> Vec<Slot> {
+    let mut nodes: Vec<&Node> = snap.nodes.iter().filter(|n| usable_node(n)).collect();
+    nodes.sort_by(|a, b| {
+        initialized(b)
+            .cmp(&initialized(a))
+            .then(a.name.cmp(&b.name))
+    });
+    let mut slots: Vec<Slot> = nodes.into_iter().map(|n| node_slot(snap, n, ix)).collect();
+    let node_names: Vec<&str> = snap.nodes.iter().map(|n| n.name.as_str()).collect();
+    let mut claims: Vec<&NodeClaim> = snap
+        .node_claims
+        .iter()
+        .filter(|c| {
+            !c.deleting
+                && c.node_name
+                    .as_deref()
+                    .is_none_or(|n| !node_names.contains(&n))
+        })
+        .collect();
+    claims.sort_by(|a, b| a.name.cmp(&b.name));
+    slots.extend(claims.into_iter().map(|c| claim_slot(snap, c, ix, pools)));
+    slots
+}
+
+fn usable_node(n: &Node) -> bool {
+    !n.deleting && !n.taints.iter().any(|t| t.key == labels::DISRUPTED_TAINT)
+}
+
+fn initialized(n: &Node) -> bool {
+    !n.labels.contains_key(labels::NODEPOOL)
+        || n.labels
+            .get(labels::INITIALIZED)
+            .is_some_and(|v| v == "true")
+}
+
+fn node_slot(snap: &Snapshot, n: &Node, ix: &ResIndex) -> Slot {
+    let mut taints: Vec<Taint> = n.taints.clone();
+    if !initialized(n) {
+        let startup: Vec<&Taint> = snap
+            .node_claims
+            .iter()
+            .filter(|c| c.node_name.as_deref() == Some(&n.name))
+            .flat_map(|c| &c.startup_taints)
+            .collect();
+        taints.retain(|t| !is_ephemeral(t) && !startup.contains(&t));
+    }
+    if n.unschedulable {
+        taints.push(Taint {
+            key: labels::UNSCHEDULABLE_TAINT.into(),
+            value: String::new(),
+            effect: crate::model::Effect::NoSchedule,
+        });
+    }
+    let mut labels = n.labels.clone();
+    labels
+        .entry(labels::HOSTNAME.to_string())
+        .or_insert_with(|| n.name.clone());
+    let bound: Vec<&Pod> = snap
+        .pods
+        .iter()
+        .filter(|p| p.node_name.as_deref() == Some(&n.name) && !p.is_terminal() && !p.terminating)
+        .collect();
+    let mut free = ix.vec(&n.allocatable);
+    let mut ports = Vec::new();
+    for p in &bound {
+        free.sub(&ix.vec(&p.spec.requests));
+        ports.extend(p.spec.host_ports.iter().cloned());
+    }
+    for ds in &snap.daemon_sets {
+        let runs = bound
+            .iter()
+            .any(|p| p.daemonset.as_deref() == Some(&ds.name) && p.namespace == ds.namespace);
+        if !runs && daemon_runs_on(ds, &labels, &taints) {
+            free.sub(&ix.vec(&ds.pod.requests));
+        }
+    }
+    Slot {
+        kind: SlotKind::Node(n.name.clone()),
+        labels,
+        reqs: Requirements::new(),
+        taints,
+        free,
+        host_ports: ports,
+        host_counts: Vec::new(),
+        host_owners: Vec::new(),
+        pods: Vec::new(),
+        collapsed: Vec::new(),
+    }
+}
+
+fn daemon_runs_on(
+    ds: &crate::model::DaemonSet,
+    labels: &BTreeMap<String, String>,
+    taints: &[Taint],
+) -> bool {
+    let hard: Vec<Taint> = taints
+        .iter()
+        .filter(|t| t.effect != crate::model::Effect::PreferNoSchedule)
+        .cloned()
+        .collect();
+    if first_untolerated(&hard, &ds.pod.tolerations, false).is_some() {
+        return false;
+    }
+    let label = |k: &str| labels.get(k).cloned();
+    let sel_ok = ds
+        .pod
+        .node_selector
+        .iter()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    sel_ok
+        && (ds.pod.required_terms.is_empty()
+            || ds
+                .pod
+                .required_terms
+                .iter()
+                .any(|t| selector::term_matches(t, label)))
+}
+
+fn claim_slot(snap: &Snapshot, c: &NodeClaim, ix: &ResIndex, pools: &[PoolCtx<'_>]) -> Slot {
+    let mut reqs = Requirements::from_selectors(&c.requirements).unwrap_or_default();
+    reqs.add_all(&Requirements::from_labels(&c.labels));
+    let mut free = if c.allocatable.0.is_empty() {
+        estimate_allocatable(c, &reqs, ix, pools)
+    } else {
+        ix.vec(&c.allocatable)
+    };
+    let mut labels = c.labels.clone();
+    for (k, r) in reqs.iter() {
+        if r.len() == 1
+            && let Some(v) = r.any()
+        {
+            labels.entry(k.clone()).or_insert(v);
+        }
+    }
+    for ds in &snap.daemon_sets {
+        if daemon_runs_on(ds, &labels, &c.taints) {
+            free.sub(&ix.vec(&ds.pod.requests));
+        }
+    }
+    Slot {
+        kind: SlotKind::Claim(c.name.clone()),
+        labels,
+        reqs,
+        taints: c.taints.clone(),
+        free,
+        host_ports: Vec::new(),
+        host_counts: Vec::new(),
+        host_owners: Vec::new(),
+        pods: Vec::new(),
+        collapsed: Vec::new(),
+    }
+}
+
+/// Before launch a claim has no allocatable: assume the smallest of its instance-type options.
+fn estimate_allocatable(
+    c: &NodeClaim,
+    reqs: &Requirements,
+    ix: &ResIndex,
+    pools: &[PoolCtx<'_>],
+) -> Res {
+    let Some(pool) = pools.iter().find(|p| p.np.name == c.node_pool) else {
+        return Res::zero(ix.len());
+    };
+    let mut est: Option<Res> = None;
+    for t in pool.types.iter().filter(|t| t.matches(reqs)) {
+        match &mut est {
+            None => est = Some(t.alloc.clone()),
+            Some(e) => {
+                for (a, b) in e.0.iter_mut().zip(&t.alloc.0) {
+                    *a = (*a).min(*b);
+                }
+            }
+        }
+    }
+    est.unwrap_or_else(|| Res::zero(ix.len()))
+}
