@@ -34,7 +34,10 @@ pub fn from_json(text: &str) -> Result<Catalog, CatalogError> {
     for it in f.instance_types {
         instance_types.push(from_file_type(it)?);
     }
-    Ok(Catalog { region: f.region, instance_types })
+    Ok(Catalog {
+        region: f.region,
+        instance_types,
+    })
 }
 
 fn from_file_type(it: FileInstanceType) -> Result<InstanceType, CatalogError> {
@@ -46,7 +49,9 @@ fn from_file_type(it: FileInstanceType) -> Result<InstanceType, CatalogError> {
         Resources::parse(it.allocatable.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .map_err(wrap)?;
     let capacity = match &it.capacity {
-        Some(c) => Resources::parse(c.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(wrap)?,
+        Some(c) => {
+            Resources::parse(c.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(wrap)?
+        }
         None => allocatable.clone(),
     };
     let mut labels = it.labels;
@@ -55,7 +60,12 @@ fn from_file_type(it: FileInstanceType) -> Result<InstanceType, CatalogError> {
         if !o.price.is_finite() || o.price < 0.0 {
             return Err(CatalogError::InstanceType {
                 name: it.name.clone(),
-                message: format!("offering {} {}: invalid price {}", o.zone, o.capacity_type.as_str(), o.price),
+                message: format!(
+                    "offering {} {}: invalid price {}",
+                    o.zone,
+                    o.capacity_type.as_str(),
+                    o.price
+                ),
             });
         }
     }

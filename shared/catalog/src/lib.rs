@@ -4,25 +4,29 @@
 //! Pure: no I/O, no clock. The bundled catalog is compiled in; `--catalog` files and live
 //! discovery produce the same [`Catalog`] value.
 
+pub mod build;
+pub mod bundled;
+pub mod capacity;
 pub mod file;
+pub mod labels;
+pub mod overhead;
+pub mod pricing;
 pub mod quantity;
 pub mod resources;
+pub mod settings;
+pub mod spec;
+pub mod table;
 
+pub use build::instance_type;
+pub use bundled::{bundled, bundled_regions};
+pub use pricing::{PriceSource, StaticPrices};
 pub use resources::Resources;
+pub use settings::{AmiFamily, BlockDeviceMapping, InstanceStorePolicy, NodeClassSettings};
+pub use spec::{Ec2Spec, SpecSource};
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-
-/// Well-known label keys the catalog writes.
-pub mod labels {
-    pub const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
-    pub const ARCH: &str = "kubernetes.io/arch";
-    pub const OS: &str = "kubernetes.io/os";
-    pub const ZONE: &str = "topology.kubernetes.io/zone";
-    pub const REGION: &str = "topology.kubernetes.io/region";
-    pub const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
-}
 
 /// Errors from building or reading a catalog.
 #[derive(Debug, thiserror::Error)]

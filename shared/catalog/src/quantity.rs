@@ -52,10 +52,16 @@ pub fn parse(s: &str) -> Result<Milli, CatalogError> {
         return Err(bad());
     }
     // value = (int_part.frac_part) * mult_num * 10^mult_exp * 1000
-    let mantissa: i128 = format!("{int_part}{frac_part}").parse::<i128>().unwrap_or(0);
+    let mantissa: i128 = format!("{int_part}{frac_part}")
+        .parse::<i128>()
+        .unwrap_or(0);
     let exp = mult_exp + 3 - frac_part.len() as i32;
-    let scaled = scale(mantissa.checked_mul(mult_num).ok_or_else(bad)?, exp).ok_or_else(bad)?;
-    let v = i64::try_from(scaled).map_err(|_| bad())?;
+    // Values beyond i64 milli-units (e.g. a limit of 10000000Gi) saturate: they mean "huge".
+    let scaled = mantissa
+        .checked_mul(mult_num)
+        .and_then(|m| scale(m, exp))
+        .unwrap_or(i128::MAX);
+    let v = i64::try_from(scaled).unwrap_or(i64::MAX);
     Ok(if neg { -v } else { v })
 }
 
@@ -139,6 +145,11 @@ mod tests {
         assert_eq!(parse("1.5Gi").unwrap(), 3 * (1i64 << 29) * 1000);
         assert_eq!(parse("500n").unwrap(), 1, "fractions of a milli round up");
         assert_eq!(parse("-1").unwrap(), -1000);
+        assert_eq!(
+            parse("10000000Gi").unwrap(),
+            i64::MAX,
+            "huge values saturate"
+        );
     }
 
     #[test]

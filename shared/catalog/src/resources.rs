@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::quantity::{self, Format, Milli};
 use crate::CatalogError;
+use crate::quantity::{self, Format, Milli};
 
 /// A Kubernetes ResourceList with exact milli-unit values, ordered by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

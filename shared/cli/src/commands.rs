@@ -1,12 +1,10 @@
 //! The `plan` and `catalog` commands: read, decide, print. They return the text to print and
 //! the warnings for stderr, so tests can run them without a process.
 
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use kerf_catalog::settings::NodeClassSettings;
 use kerf_engine::{Options, Plan};
-use rustc_hash::FxHasher;
 
 use crate::args::{CatalogArgs, Mode, Output, PlanArgs};
 use crate::error::CliError;
@@ -42,9 +40,10 @@ pub fn plan(a: &PlanArgs, now_default: i64) -> Result<Outcome, CliError> {
         }
     };
     let inputs = input::read(&a.inputs)?;
-    let built = build(&inputs.docs, &source, now)?;
+    let seed = inputs.seed();
+    let built = build(inputs.docs, &source, now)?;
     let opts = Options {
-        seed: seed(&inputs.bytes),
+        seed,
         ..Options::default()
     };
     let plan = kerf_engine::provision(&built.snapshot, &opts);
@@ -79,13 +78,6 @@ fn load_catalog(f: &str) -> Result<kerf_catalog::Catalog, CliError> {
         file: f.into(),
         message: e.to_string(),
     })
-}
-
-/// A seed for NodeClaim names that depends only on the input bytes.
-pub fn seed(bytes: &[u8]) -> u64 {
-    let mut h = FxHasher::default();
-    bytes.hash(&mut h);
-    h.finish()
 }
 
 /// `kerf catalog`.

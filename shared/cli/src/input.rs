@@ -1,40 +1,81 @@
 //! Reads `kerf plan` inputs: files, directories and stdin, YAML (multi-document) or JSON, each
-//! document one object or a `List`, tagged with where it came from.
+//! document one object or a `List`, tagged with where it came from. JSON objects are kept as
+//! raw text and deserialized straight into their types, which keeps large dumps fast.
 
 use std::fs;
+use std::hash::{Hash, Hasher};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use rustc_hash::FxHasher;
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::error::{CliError, Location};
+
+/// A document's body: raw JSON text, or a value parsed from YAML.
+#[derive(Clone, Debug)]
+pub enum Body {
+    Json(Box<RawValue>),
+    Value(Value),
+}
 
 /// One Kubernetes object and where it came from.
 #[derive(Clone, Debug)]
 pub struct Doc {
     pub at: Location,
-    pub value: Value,
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+    pub body: Body,
 }
 
 impl Doc {
     pub fn kind(&self) -> &str {
-        self.value.get("kind").and_then(Value::as_str).unwrap_or("")
+        &self.kind
     }
 
     pub fn api_version(&self) -> &str {
-        self.value
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("")
+        &self.api_version
     }
 }
 
-/// Everything read, plus the raw bytes (for deterministic name seeds).
+/// The fields every document is routed by.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Head<'a> {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    metadata: Option<MetaHead>,
+    #[serde(default, borrow)]
+    items: Option<Vec<&'a RawValue>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct MetaHead {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+}
+
+/// Everything read, plus a hash of the raw input (the seed for deterministic names).
 #[derive(Debug, Default)]
 pub struct Inputs {
     pub docs: Vec<Doc>,
-    pub bytes: Vec<u8>,
+    seed: u64,
+}
+
+impl Inputs {
+    /// A seed that depends only on the files' names and bytes, in order.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
 }
 
 /// Reads every argument (`-` is stdin); directories are read in name order.
@@ -88,62 +129,109 @@ fn expand(p: &Path) -> Result<Vec<PathBuf>, CliError> {
 
 /// Parses one file's text into documents, flattening lists.
 pub fn parse_into(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliError> {
-    out.bytes.extend_from_slice(file.as_bytes());
-    out.bytes.extend_from_slice(text.as_bytes());
-    let values = if text.trim_start().starts_with('{') || text.trim_start().starts_with('[') {
-        parse_json(file, text)?
+    let mut h = FxHasher::default();
+    (out.seed, file, text).hash(&mut h);
+    out.seed = h.finish();
+    let t = text.trim_start();
+    if t.starts_with('{') || t.starts_with('[') {
+        parse_json(out, file, text)
     } else {
-        parse_yaml(file, text)?
-    };
-    for (i, v) in values.into_iter().enumerate() {
+        parse_yaml(out, file, text)
+    }
+}
+
+fn bad_json(file: &str, document: usize, e: serde_json::Error) -> CliError {
+    CliError::File {
+        file: file.into(),
+        message: format!("document {document}: invalid JSON: {e}"),
+    }
+}
+
+fn parse_json(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliError> {
+    let stream = serde_json::Deserializer::from_str(text).into_iter::<&RawValue>();
+    for (i, raw) in stream.enumerate() {
+        let raw = raw.map_err(|e| bad_json(file, i + 1, e))?;
         let at = Location {
             file: file.to_string(),
             document: i + 1,
             object: String::new(),
         };
-        flatten(out, at, v);
+        push_json(out, &at, raw)?;
     }
     Ok(())
 }
 
-fn parse_json(file: &str, text: &str) -> Result<Vec<Value>, CliError> {
-    let mut out = Vec::new();
-    for v in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
-        out.push(v.map_err(|e| CliError::File {
-            file: file.into(),
-            message: format!("invalid JSON: {e}"),
-        })?);
+fn push_json(out: &mut Inputs, at: &Location, raw: &RawValue) -> Result<(), CliError> {
+    let head: Head<'_> =
+        serde_json::from_str(raw.get()).map_err(|e| bad_json(&at.file, at.document, e))?;
+    if is_list(&head.kind)
+        && let Some(items) = head.items
+    {
+        for item in items {
+            push_json(out, at, item)?;
+        }
+        return Ok(());
     }
-    Ok(out)
+    let meta = head.metadata.unwrap_or_default();
+    out.docs.push(Doc {
+        at: at.clone(),
+        api_version: head.api_version,
+        kind: head.kind,
+        name: meta.name.unwrap_or_default(),
+        namespace: meta.namespace.unwrap_or_default(),
+        body: Body::Json(raw.to_owned()),
+    });
+    Ok(())
 }
 
-fn parse_yaml(file: &str, text: &str) -> Result<Vec<Value>, CliError> {
-    let mut out = Vec::new();
+fn is_list(kind: &str) -> bool {
+    kind == "List" || kind.ends_with("List")
+}
+
+fn parse_yaml(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliError> {
     for (i, de) in serde_yaml::Deserializer::from_str(text).enumerate() {
         let v = Value::deserialize(de).map_err(|e| CliError::File {
             file: file.into(),
             message: format!("document {}: invalid YAML: {e}", i + 1),
         })?;
-        out.push(v);
+        let at = Location {
+            file: file.to_string(),
+            document: i + 1,
+            object: String::new(),
+        };
+        push_value(out, &at, v);
     }
-    Ok(out)
+    Ok(())
 }
 
-fn flatten(out: &mut Inputs, at: Location, v: Value) {
+fn push_value(out: &mut Inputs, at: &Location, mut v: Value) {
     if v.is_null() {
         return;
     }
-    let is_list = v
-        .get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(|k| k == "List" || k.ends_with("List"));
-    if is_list && let Some(Value::Array(items)) = v.get("items") {
-        for item in items.clone() {
-            flatten(out, at.clone(), item);
+    let s = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let kind = s(&v, "kind");
+    if is_list(&kind)
+        && let Some(Value::Array(items)) = v.get_mut("items").map(Value::take)
+    {
+        for item in items {
+            push_value(out, at, item);
         }
         return;
     }
-    out.docs.push(Doc { at, value: v });
+    let meta = v.get("metadata").cloned().unwrap_or(Value::Null);
+    out.docs.push(Doc {
+        at: at.clone(),
+        api_version: s(&v, "apiVersion"),
+        kind,
+        name: s(&meta, "name"),
+        namespace: s(&meta, "namespace"),
+        body: Body::Value(v),
+    });
 }
 
 #[cfg(test)]
@@ -158,18 +246,24 @@ mod tests {
         let kinds: Vec<&str> = i.docs.iter().map(Doc::kind).collect();
         assert_eq!(kinds, ["Pod", "Node", "Pod"]);
         assert_eq!(i.docs[2].at.document, 2);
+        assert_eq!(i.docs[2].name, "b");
     }
 
     #[test]
-    fn json_streams() {
+    fn json_streams_and_lists() {
         let mut i = Inputs::default();
         parse_into(
             &mut i,
             "x.json",
-            r#"{"kind":"PodList","items":[{"kind":"Pod"}]} {"kind":"Node"}"#,
+            r#"{"kind":"PodList","items":[{"kind":"Pod","metadata":{"name":"p","namespace":"ns"}}]} {"kind":"Node"}"#,
         )
         .unwrap();
         assert_eq!(i.docs.len(), 2);
+        assert_eq!(
+            (i.docs[0].name.as_str(), i.docs[0].namespace.as_str()),
+            ("p", "ns")
+        );
+        assert_eq!(i.docs[1].at.document, 2);
     }
 
     #[test]
@@ -179,5 +273,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("bad.yaml") && e.contains("document 2"), "{e}");
+    }
+
+    #[test]
+    fn malformed_json_names_file_and_document() {
+        let mut i = Inputs::default();
+        let e = parse_into(&mut i, "bad.json", "{\"kind\":\"Pod\"} {\"kind\": }")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bad.json") && e.contains("document 2"), "{e}");
+    }
+
+    #[test]
+    fn the_seed_depends_on_content() {
+        let mut a = Inputs::default();
+        let mut b = Inputs::default();
+        parse_into(&mut a, "x.yaml", "kind: Pod\n").unwrap();
+        parse_into(&mut b, "x.yaml", "kind: Node\n").unwrap();
+        assert_ne!(a.seed(), b.seed());
     }
 }

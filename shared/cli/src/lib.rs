@@ -20,3 +20,4 @@ pub fn run(cli: &Cli, now: i64) -> Result<Outcome, CliError> {
         Command::Catalog(a) => commands::catalog(a),
     }
 }
+pub mod benchdata;

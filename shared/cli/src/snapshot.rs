@@ -43,15 +43,14 @@ struct Collected {
 }
 
 /// Converts every document; the first bad one is an error naming file, document and field.
-pub fn build(docs: &[Doc], source: &CatalogSource, now: i64) -> Result<Built, CliError> {
+pub fn build(docs: Vec<Doc>, source: &CatalogSource, now: i64) -> Result<Built, CliError> {
     let mut snap = Snapshot {
         now,
         ..Default::default()
     };
     let mut c = Collected::default();
     let mut warnings = Vec::new();
-    for doc in docs {
-        let mut doc = doc.clone();
+    for mut doc in docs {
         doc.at.object = object_name(&doc);
         collect(&doc, &mut snap, &mut c, &mut warnings)?;
     }
@@ -74,15 +73,9 @@ pub fn build(docs: &[Doc], source: &CatalogSource, now: i64) -> Result<Built, Cl
 }
 
 fn object_name(doc: &Doc) -> String {
-    let m = doc.value.get("metadata");
-    let get = |k: &str| {
-        m.and_then(|m| m.get(k))
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-    };
-    match (get("namespace"), get("name")) {
-        ("", n) => format!("{}/{n}", doc.kind()),
-        (ns, n) => format!("{}/{ns}/{n}", doc.kind()),
+    match doc.namespace.as_str() {
+        "" => format!("{}/{}", doc.kind, doc.name),
+        ns => format!("{}/{ns}/{}", doc.kind, doc.name),
     }
 }
 

@@ -17,6 +17,31 @@ use crate::slots::{SlotKind, ports_conflict};
 /// Alphabet Kubernetes uses for generated name suffixes.
 const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
+/// Pods placed and the hourly cost of a run, without building its plan.
+pub fn evaluate(run: &Run<'_>) -> (usize, f64) {
+    let mut placed = run.placed[..]
+        .iter()
+        .filter(|p| p.is_some_and(|s| s < run.existing))
+        .count();
+    let mut cost = 0.0;
+    for slot in &run.slots[run.existing..] {
+        let SlotKind::Bin { pool, target } = slot.kind else {
+            continue;
+        };
+        let pc = &run.pools[pool];
+        let used = pc.types[target].usable.minus(&slot.free);
+        let best = pc.compatible(&slot.reqs).iter().copied().find(|&(t, _)| {
+            let t = &pc.types[t];
+            fits_with_daemons(t, &used) && !ports_conflict(&t.ds_ports, &slot.host_ports)
+        });
+        if let Some((_, price)) = best {
+            placed += slot.pods.len();
+            cost += price;
+        }
+    }
+    (placed, cost)
+}
+
 /// Builds the plan of a run. Claims whose options break minValues after truncation are
 /// dropped and their pods reported.
 pub fn plan(
@@ -73,19 +98,14 @@ fn launch(
     ix: &ResIndex,
     max_types: usize,
 ) -> Result<Launch, String> {
-    let mut opts: Vec<(&TypeCtx<'_>, f64)> = pc
-        .types
+    // The compatible list is already cheapest first; keep the types that fit.
+    let types: Vec<&TypeCtx<'_>> = pc
+        .compatible(&slot.reqs)
         .iter()
-        .filter(|t| {
-            t.matches(&slot.reqs)
-                && t.alloc.fits(&used.plus(&t.ds))
-                && !ports_conflict(&t.ds_ports, &slot.host_ports)
-        })
-        .filter_map(|t| t.cheapest(&slot.reqs).map(|o| (t, o.price)))
+        .map(|&(t, _)| &pc.types[t])
+        .filter(|t| fits_with_daemons(t, used) && !ports_conflict(&t.ds_ports, &slot.host_ports))
+        .take(max_types)
         .collect();
-    opts.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.it.name.cmp(&b.0.it.name)));
-    opts.truncate(max_types);
-    let types: Vec<&TypeCtx<'_>> = opts.iter().map(|(t, _)| *t).collect();
     min_values_satisfied(&slot.reqs, &types).map_err(|e| {
         format!(
             "nodepool {:?}: {e} after truncating to {max_types} instance types",
@@ -131,6 +151,15 @@ fn launch(
         pods: slot.pods.iter().map(|&i| run.pods[i].pod.key()).collect(),
         requests: ix.resources(&requests).to_strings(),
     })
+}
+
+fn fits_with_daemons(t: &TypeCtx<'_>, used: &Res) -> bool {
+    t.alloc
+        .0
+        .iter()
+        .zip(&used.0)
+        .zip(&t.ds.0)
+        .all(|((alloc, used), ds)| used.saturating_add(*ds) <= *alloc)
 }
 
 /// `<pool>-<5 chars>`, derived from the seed, unique among `taken`.

@@ -1,6 +1,8 @@
 //! Whether a pod fits a slot (resources, taints, host ports, requirements, topology), and
 //! recording the placement when it does.
 
+use std::borrow::Cow;
+
 use crate::model::Toleration;
 use crate::pools::PoolCtx;
 use crate::prepare::PodInfo;
@@ -20,82 +22,90 @@ pub struct Attempt<'p> {
     pub active: Vec<(usize, bool)>,
 }
 
-/// A successful fit: the slot's narrowed requirements.
+/// A successful fit: the slot's narrowed requirements, when they changed.
 #[derive(Clone, Debug)]
 pub struct Fit {
-    pub merged: Requirements,
+    pub merged: Option<Requirements>,
 }
 
-/// Checks pod `p` against `slot`. Errors carry a human-readable reason.
+/// Checks pod `p` against `slot`; `None` when it does not fit (the reason is not needed:
+/// existing capacity that cannot take a pod is not reported).
 pub fn check(
     p: &PodInfo<'_>,
     a: &Attempt<'_>,
     slot: &Slot,
     topo: &Topology,
     pools: &[PoolCtx<'_>],
-) -> Result<Fit, String> {
-    if !slot.free.fits(&p.req) {
-        return Err("not enough resources".into());
-    }
-    if let Some(t) = first_untolerated(&slot.taints, a.tolerations, a.tolerate_prefer) {
-        return Err(format!(
-            "did not tolerate taint {}={}:{:?}",
-            t.key, t.value, t.effect
-        ));
-    }
-    if ports_conflict(&slot.host_ports, &p.pod.spec.host_ports) {
-        return Err("host port conflict".into());
+) -> Option<Fit> {
+    if !slot.free.fits(&p.req)
+        || first_untolerated(&slot.taints, a.tolerations, a.tolerate_prefer).is_some()
+        || ports_conflict(&slot.host_ports, &p.pod.spec.host_ports)
+    {
+        return None;
     }
     let mut merged = requirements(p, a, slot, pools)?;
     topology(p, a, slot, topo, pools, &mut merged)?;
     if let SlotKind::Bin { pool, target } = slot.kind {
         let pc = &pools[pool];
-        if pc.types[target].cheapest(&merged).is_none() {
-            return Err("no offering left for the node's requirements".into());
+        if let Cow::Owned(m) = &merged
+            && pc.types[target].cheapest(m).is_none()
+        {
+            return None;
         }
         if pc.min_values {
             let used = pc.types[target].usable.minus(&slot.free).plus(&p.req);
-            crate::open::check_min_values(pc, &merged, &used)?;
+            crate::open::check_min_values(pc, &merged, &used).ok()?;
         }
     }
-    Ok(Fit { merged })
+    Some(Fit {
+        merged: match merged {
+            Cow::Owned(m) => Some(m),
+            Cow::Borrowed(_) => None,
+        },
+    })
 }
 
-fn requirements(
+fn requirements<'s>(
     p: &PodInfo<'_>,
     a: &Attempt<'_>,
-    slot: &Slot,
+    slot: &'s Slot,
     pools: &[PoolCtx<'_>],
-) -> Result<Requirements, String> {
+) -> Option<Cow<'s, Requirements>> {
     match &slot.kind {
-        SlotKind::Node(_) => {
-            if a.reqs.matches_labels(|k| slot.labels.get(k).cloned()) {
-                Ok(Requirements::new())
-            } else {
-                Err("node labels do not satisfy the pod's requirements".into())
-            }
-        }
+        SlotKind::Node(_) => a
+            .reqs
+            .matches_labels(|k| slot.labels.get(k).cloned())
+            .then_some(Cow::Borrowed(&slot.reqs)),
         SlotKind::Claim(_) => {
-            slot.reqs.compatible(&a.reqs)?;
-            let mut m = slot.reqs.clone();
-            m.add_all(&a.reqs);
-            Ok(m)
+            if !slot.reqs.is_compatible(&a.reqs) {
+                return None;
+            }
+            Some(narrow(&slot.reqs, &a.reqs))
         }
         SlotKind::Bin { pool, target } => {
-            slot.reqs.compatible(&a.reqs)?;
-            let mut m = slot.reqs.clone();
-            m.add_all(&a.reqs);
+            if !slot.reqs.is_compatible(&a.reqs) {
+                return None;
+            }
+            let m = narrow(&slot.reqs, &a.reqs);
             let t = &pools[*pool].types[*target];
-            if !t.matches(&m) {
-                return Err(
-                    "the node's instance type does not satisfy the pod's requirements".into(),
-                );
+            if matches!(m, Cow::Owned(_)) && !t.matches(&m) {
+                return None;
             }
             if ports_conflict(&t.ds_ports, &p.pod.spec.host_ports) {
-                return Err("host port conflict with a daemonset".into());
+                return None;
             }
-            Ok(m)
+            Some(m)
         }
+    }
+}
+
+fn narrow<'s>(base: &'s Requirements, with: &Requirements) -> Cow<'s, Requirements> {
+    if with.is_empty() {
+        return Cow::Borrowed(base);
+    }
+    match base.narrowed(with) {
+        Some(m) => Cow::Owned(m),
+        None => Cow::Borrowed(base),
     }
 }
 
@@ -105,30 +115,29 @@ fn topology(
     slot: &Slot,
     topo: &Topology,
     pools: &[PoolCtx<'_>],
-    merged: &mut Requirements,
-) -> Result<(), String> {
+    merged: &mut Cow<'_, Requirements>,
+) -> Option<()> {
     let narrowable = !matches!(slot.kind, SlotKind::Node(_));
     for &(g, _) in &a.active {
         let selects_self = p.matching.contains(&g);
         let grp = &topo.groups[g];
         if grp.is_hostname() {
-            topo.check_host(g, selects_self, slot.host_count(g))?;
+            topo.check_host(g, selects_self, slot.host_count(g)).ok()?;
             continue;
         }
         let cands = slot.domains(&grp.key, merged, pools);
-        let d = topo.choose(g, selects_self, &cands, &a.strict, a.tolerations)?;
-        if narrowable {
-            merged.add(&grp.key, Requirement::is_in([d]));
+        let d = topo
+            .choose(g, selects_self, &cands, &a.strict, a.tolerations)
+            .ok()?;
+        if narrowable && cands.len() > 1 {
+            merged.to_mut().add(&grp.key, Requirement::is_in([d]));
         }
     }
     for &g in &p.inverse {
         let grp = &topo.groups[g];
         if grp.is_hostname() {
             if slot.host_owner_count(g) > 0 {
-                return Err(format!(
-                    "anti-affinity of a pod on the node (on {}) excludes this pod",
-                    grp.key
-                ));
+                return None;
             }
             continue;
         }
@@ -139,16 +148,13 @@ fn topology(
             .cloned()
             .collect();
         if ok.is_empty() {
-            return Err(format!(
-                "anti-affinity of existing pods on {} excludes every domain",
-                grp.key
-            ));
+            return None;
         }
         if narrowable && ok.len() < cands.len() {
-            merged.add(&grp.key, Requirement::is_in(ok));
+            merged.to_mut().add(&grp.key, Requirement::is_in(ok));
         }
     }
-    Ok(())
+    Some(())
 }
 
 /// Records pod `i` on `slot` with the narrowed requirements of `fit`.
@@ -165,10 +171,13 @@ pub fn commit(
     slot.free.sub(&p.req);
     slot.host_ports
         .extend(p.pod.spec.host_ports.iter().cloned());
-    if !matches!(slot.kind, SlotKind::Node(_)) {
-        slot.reqs = fit.merged;
+    let changed = fit.merged.is_some();
+    if let Some(m) = fit.merged {
+        slot.reqs = m;
     }
-    count_newly_collapsed(pods, slot, topo, pools);
+    if changed {
+        count_newly_collapsed(pods, slot, topo, pools);
+    }
     slot.pods.push(i);
     for &g in &p.matching {
         if topo.groups[g].is_hostname() {
@@ -179,7 +188,9 @@ pub fn commit(
             topo.record(g, d.as_deref());
         }
     }
-    mark_collapsed(slot, topo, pools);
+    if changed || slot.pods.len() == 1 {
+        mark_collapsed(slot, topo, pools);
+    }
     for &(g, owner) in &a.active {
         if !owner {
             continue;
@@ -212,13 +223,7 @@ fn count_newly_collapsed(
     if !matches!(slot.kind, SlotKind::Bin { .. }) || slot.pods.is_empty() {
         return;
     }
-    let keys: Vec<String> = topo
-        .keys()
-        .into_iter()
-        .filter(|k| *k != crate::labels::HOSTNAME)
-        .map(str::to_string)
-        .collect();
-    for key in keys {
+    for key in topo.domain_keys().to_vec() {
         if slot.collapsed.contains(&key) {
             continue;
         }
@@ -241,12 +246,10 @@ fn mark_collapsed(slot: &mut Slot, topo: &Topology, pools: &[PoolCtx<'_>]) {
     if !matches!(slot.kind, SlotKind::Bin { .. }) {
         return;
     }
-    for key in topo.keys() {
-        if key != crate::labels::HOSTNAME
-            && !slot.collapsed.iter().any(|k| k == key)
-            && collapsed_domain(slot, key, pools).is_some()
+    for key in topo.domain_keys() {
+        if !slot.collapsed.iter().any(|k| k == key) && collapsed_domain(slot, key, pools).is_some()
         {
-            slot.collapsed.push(key.to_string());
+            slot.collapsed.push(key.clone());
         }
     }
 }

@@ -54,16 +54,19 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
         &[Policy::Largest]
     };
     let taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
-    let mut best: Option<Plan> = None;
+    let mut best: Option<(Run<'_>, (usize, f64))> = None;
     for &policy in policies {
         let mut run = Run::new(base.clone(), policy, opts.respect_preferences);
         run.solve();
-        let plan = finalize::plan(&run, &ix, opts.max_instance_types, opts.seed, &taken);
-        if best.as_ref().is_none_or(|b| better(&plan, b)) {
-            best = Some(plan);
+        let score = finalize::evaluate(&run);
+        if best.as_ref().is_none_or(|(_, b)| better(score, *b)) {
+            best = Some((run, score));
         }
     }
-    let mut plan = best.unwrap_or_else(Plan::new);
+    let mut plan = match &best {
+        Some((run, _)) => finalize::plan(run, &ix, opts.max_instance_types, opts.seed, &taken),
+        None => Plan::new(),
+    };
     plan.unschedulable.extend(rejected);
     plan.nominations.sort_by(|a, b| a.pod.cmp(&b.pod));
     plan.unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
@@ -71,14 +74,12 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
     plan
 }
 
-/// More pods placed wins; then the cheaper plan.
-fn better(a: &Plan, b: &Plan) -> bool {
-    let placed =
-        |p: &Plan| p.launches.iter().map(|l| l.pods.len()).sum::<usize>() + p.nominations.len();
-    match placed(a).cmp(&placed(b)) {
+/// More pods placed wins; then the cheaper plan (earlier policies win ties).
+fn better(a: (usize, f64), b: (usize, f64)) -> bool {
+    match a.0.cmp(&b.0) {
         std::cmp::Ordering::Greater => true,
         std::cmp::Ordering::Less => false,
-        std::cmp::Ordering::Equal => a.cost() < b.cost() - 1e-9,
+        std::cmp::Ordering::Equal => a.1 < b.1 - 1e-9,
     }
 }
 

@@ -67,12 +67,12 @@ fn open_in(
     let mut cands = candidates(p, pool, &merged)?;
     narrow_topology(p, a, pool, topo, &mut merged, &mut cands)?;
     if pool.min_values {
-        cands.retain(|&t| check_min_values_for(pool, t, &merged, &p.req));
+        cands.retain(|&(t, _)| check_min_values_for(pool, t, &merged, &p.req));
         if cands.is_empty() {
             return Err("minValues cannot be satisfied".into());
         }
     }
-    let target = pick(policy, pool, &cands, &merged, demand);
+    let target = pick(policy, pool, &cands, demand);
     let t = &pool.types[target];
     Ok(Slot {
         kind: SlotKind::Bin { pool: pi, target },
@@ -93,17 +93,15 @@ fn candidates(
     p: &PodInfo<'_>,
     pool: &PoolCtx<'_>,
     merged: &Requirements,
-) -> Result<Vec<usize>, String> {
-    let compatible: Vec<usize> = (0..pool.types.len())
-        .filter(|&t| pool.types[t].matches(merged) && pool.types[t].cheapest(merged).is_some())
-        .collect();
+) -> Result<Vec<(usize, f64)>, String> {
+    let compatible = pool.compatible(merged);
     if compatible.is_empty() {
         return Err("no instance type satisfies the pod's requirements".into());
     }
-    let fitting: Vec<usize> = compatible
+    let fitting: Vec<(usize, f64)> = compatible
         .iter()
         .copied()
-        .filter(|&t| {
+        .filter(|&(t, _)| {
             pool.types[t].usable.fits(&p.req)
                 && !ports_conflict(&pool.types[t].ds_ports, &p.pod.spec.host_ports)
         })
@@ -114,9 +112,9 @@ fn candidates(
             describe(&p.req)
         ));
     }
-    let within: Vec<usize> = fitting
+    let within: Vec<(usize, f64)> = fitting
         .into_iter()
-        .filter(|&t| pool.within_limits(&pool.types[t].capacity))
+        .filter(|&(t, _)| pool.within_limits(&pool.types[t].capacity))
         .collect();
     if within.is_empty() {
         return Err("all instance types that fit would exceed the nodepool limits".into());
@@ -148,17 +146,20 @@ fn narrow_topology(
     pool: &PoolCtx<'_>,
     topo: &Topology,
     merged: &mut Requirements,
-    cands: &mut Vec<usize>,
+    cands: &mut Vec<(usize, f64)>,
 ) -> Result<(), String> {
     for &(g, _) in &a.active {
         let grp = &topo.groups[g];
         let selects_self = p.matching.contains(&g);
         if grp.is_hostname() {
-            topo.check_host(g, selects_self, 0)?;
+            topo.check_host(g, selects_self, 0)
+                .map_err(|r| topo.describe(r))?;
             continue;
         }
         let doms = union_domains(pool, cands, &grp.key, merged);
-        let d = topo.choose(g, selects_self, &doms, &a.strict, a.tolerations)?;
+        let d = topo
+            .choose(g, selects_self, &doms, &a.strict, a.tolerations)
+            .map_err(|r| topo.describe(r))?;
         {
             merged.add(&grp.key, Requirement::is_in([d]));
             retain_offered(pool, cands, merged)?;
@@ -191,25 +192,52 @@ fn narrow_topology(
 
 fn union_domains(
     pool: &PoolCtx<'_>,
-    cands: &[usize],
+    cands: &[(usize, f64)],
     key: &str,
     reqs: &Requirements,
 ) -> Vec<String> {
-    let mut all: Vec<String> = cands
-        .iter()
-        .flat_map(|&t| crate::slots::bin_domains(pool, t, key, reqs))
-        .collect();
-    all.sort();
-    all.dedup();
-    all
+    use crate::labels::{CAPACITY_TYPE, ZONE};
+    let mut set: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    let offered = |t: usize| {
+        pool.types[t]
+            .offerings
+            .iter()
+            .filter(|o| crate::pools::offering_allowed(o, reqs))
+    };
+    match key {
+        ZONE => cands
+            .iter()
+            .for_each(|&(t, _)| set.extend(offered(t).map(|o| o.zone.as_str()))),
+        CAPACITY_TYPE => cands
+            .iter()
+            .for_each(|&(t, _)| set.extend(offered(t).map(|o| o.capacity_type.as_str()))),
+        _ => {
+            let mut all: Vec<String> = cands
+                .iter()
+                .flat_map(|&(t, _)| crate::slots::bin_domains(pool, t, key, reqs))
+                .collect();
+            all.sort();
+            all.dedup();
+            return all;
+        }
+    }
+    set.into_iter().map(str::to_string).collect()
 }
 
 fn retain_offered(
     pool: &PoolCtx<'_>,
-    cands: &mut Vec<usize>,
+    cands: &mut Vec<(usize, f64)>,
     merged: &Requirements,
 ) -> Result<(), String> {
-    cands.retain(|&t| pool.types[t].matches(merged) && pool.types[t].cheapest(merged).is_some());
+    let compat = pool.compatible(merged);
+    let mut price = vec![f64::NAN; pool.types.len()];
+    for &(t, p) in compat.iter() {
+        price[t] = p;
+    }
+    cands.retain_mut(|c| {
+        c.1 = price[c.0];
+        !c.1.is_nan()
+    });
     if cands.is_empty() {
         Err("no instance type is offered in the chosen topology domain".into())
     } else {
@@ -218,36 +246,33 @@ fn retain_offered(
 }
 
 /// Chooses the instance type a new claim is sized for.
-fn pick(
-    policy: Policy,
-    pool: &PoolCtx<'_>,
-    cands: &[usize],
-    reqs: &Requirements,
-    demand: &Res,
-) -> usize {
-    let price = |t: &TypeCtx<'_>| t.cheapest(reqs).map(|o| o.price).unwrap_or(f64::MAX);
-    let mut order: Vec<usize> = cands.to_vec();
+fn pick(policy: Policy, pool: &PoolCtx<'_>, cands: &[(usize, f64)], demand: &Res) -> usize {
+    let name = |t: usize| pool.types[t].it.name.as_str();
     match policy {
         Policy::Largest => {
-            order.sort_by(|&a, &b| {
-                let (x, y) = (&pool.types[a], &pool.types[b]);
-                y.usable.0[CPU]
-                    .cmp(&x.usable.0[CPU])
-                    .then(y.usable.0[MEMORY].cmp(&x.usable.0[MEMORY]))
-                    .then(price(x).total_cmp(&price(y)))
-                    .then(x.it.name.cmp(&y.it.name))
-            });
-            order[0]
+            let key = |&(t, price): &(usize, f64)| {
+                let u = &pool.types[t].usable.0;
+                (u[CPU], u[MEMORY], -price)
+            };
+            cands
+                .iter()
+                .max_by(|a, b| {
+                    let (ka, kb) = (key(a), key(b));
+                    ka.0.cmp(&kb.0)
+                        .then(ka.1.cmp(&kb.1))
+                        .then(ka.2.total_cmp(&kb.2))
+                        .then(name(b.0).cmp(name(a.0)))
+                })
+                .map(|c| c.0)
+                .unwrap_or(cands[0].0)
         }
         Policy::Efficient(rank) => {
-            let score = |t: &TypeCtx<'_>| price(t) / coverage(&t.usable, demand);
-            order.sort_by(|&a, &b| {
-                let (x, y) = (&pool.types[a], &pool.types[b]);
-                score(x)
-                    .total_cmp(&score(y))
-                    .then(x.it.name.cmp(&y.it.name))
-            });
-            order[rank.min(order.len() - 1)]
+            let mut scored: Vec<(f64, usize)> = cands
+                .iter()
+                .map(|&(t, price)| (price / coverage(&pool.types[t].usable, demand), t))
+                .collect();
+            scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(name(a.1).cmp(name(b.1))));
+            scored[rank.min(scored.len() - 1)].1
         }
     }
 }

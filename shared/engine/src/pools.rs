@@ -1,7 +1,11 @@
 //! NodePools prepared for scheduling: their requirements, the instance types and offerings
 //! they may launch, DaemonSet overhead per instance type, and what their limits leave.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use kerf_catalog::{CapacityType, InstanceType};
+use rustc_hash::FxHashMap;
 
 use crate::labels;
 use crate::model::{DaemonSet, Effect, HostPort, NodePool, Snapshot, Taint};
@@ -81,11 +85,38 @@ pub struct PoolCtx<'a> {
     pub min_values: bool,
     /// Why the pool cannot launch anything at all.
     pub unusable: Option<String>,
+    /// Compatible types per requirement set, shared by every packing run.
+    cache: Rc<RefCell<FxHashMap<Requirements, Compatible>>>,
 }
+
+/// Types of a pool that satisfy some requirements with their cheapest allowed price,
+/// cheapest first (ties by name).
+pub type Compatible = Rc<[(usize, f64)]>;
 
 impl PoolCtx<'_> {
     pub fn name(&self) -> &str {
         &self.np.name
+    }
+
+    /// The types (and prices) `reqs` allow, computed once per distinct requirement set.
+    pub fn compatible(&self, reqs: &Requirements) -> Compatible {
+        if let Some(c) = self.cache.borrow().get(reqs) {
+            return c.clone();
+        }
+        let mut v: Vec<(usize, f64)> = self
+            .types
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.matches(reqs))
+            .filter_map(|(i, t)| t.cheapest(reqs).map(|o| (i, o.price)))
+            .collect();
+        v.sort_by(|a, b| {
+            a.1.total_cmp(&b.1)
+                .then(self.types[a.0].it.name.cmp(&self.types[b.0].it.name))
+        });
+        let c: Compatible = v.into();
+        self.cache.borrow_mut().insert(reqs.clone(), c.clone());
+        c
     }
 
     /// True when launching a node with `capacity` stays within limits.
@@ -153,6 +184,7 @@ fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolC
         nodes_left: None,
         min_values: false,
         unusable: None,
+        cache: Rc::default(),
     };
     match pool_requirements(np) {
         Ok(r) => pool.reqs = r,

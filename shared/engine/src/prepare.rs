@@ -69,6 +69,7 @@ pub fn base<'a>(
         }
         p.shape = shape(p);
     }
+    topo.seal();
     add_universe(&mut topo, &pools, snap);
     let mut demand = Res::zero(ix.len());
     for p in &pods {

@@ -479,6 +479,29 @@ impl Requirements {
         })
     }
 
+    /// Allocation-free [`Requirements::compatible`] for hot paths.
+    pub fn is_compatible(&self, incoming: &Requirements) -> bool {
+        incoming.0.iter().all(|(key, inc)| match self.0.get(key) {
+            None => labels::is_well_known(key) || inc.allows_absent(),
+            Some(ex) => {
+                !ex.intersection(inc).is_empty() || (inc.allows_absent() && ex.allows_absent())
+            }
+        })
+    }
+
+    /// `self ∩ other` when it differs from `self`; `None` when `other` adds nothing.
+    pub fn narrowed(&self, other: &Requirements) -> Option<Requirements> {
+        let changes = other.0.iter().any(|(k, r)| match self.0.get(k) {
+            None => true,
+            Some(ex) => &ex.intersection(r) != ex,
+        });
+        changes.then(|| {
+            let mut m = self.clone();
+            m.add_all(other);
+            m
+        })
+    }
+
     /// Manifest form, sorted by key.
     pub fn to_selectors(&self) -> Vec<SelectorRequirement> {
         self.0.iter().flat_map(|(k, r)| r.to_selector(k)).collect()

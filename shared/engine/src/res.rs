@@ -92,13 +92,13 @@ impl Res {
 
     pub fn add(&mut self, o: &Res) {
         for (a, b) in self.0.iter_mut().zip(&o.0) {
-            *a += b;
+            *a = a.saturating_add(*b);
         }
     }
 
     pub fn sub(&mut self, o: &Res) {
         for (a, b) in self.0.iter_mut().zip(&o.0) {
-            *a -= b;
+            *a = a.saturating_sub(*b);
         }
     }
 

@@ -116,7 +116,7 @@ impl<'a> Run<'a> {
             0
         };
         for s in start..self.slots.len() {
-            if let Ok(f) = fit::check(p, &a, &self.slots[s], &self.topo, &self.pools) {
+            if let Some(f) = fit::check(p, &a, &self.slots[s], &self.topo, &self.pools) {
                 if monotone {
                     self.hints.insert(key, s);
                 }
@@ -142,7 +142,8 @@ impl<'a> Run<'a> {
         if monotone {
             self.hints.insert(key, s);
         }
-        let f = fit::check(&self.pods[i], &a, &self.slots[s], &self.topo, &self.pools)?;
+        let f = fit::check(&self.pods[i], &a, &self.slots[s], &self.topo, &self.pools)
+            .ok_or_else(|| "the new node claim rejected its first pod".to_string())?;
         fit::commit(
             i,
             &self.pods,

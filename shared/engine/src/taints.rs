@@ -21,8 +21,8 @@ pub fn first_untolerated<'a>(
     tolerate_prefer: bool,
 ) -> Option<&'a Taint> {
     taints.iter().find(|taint| {
-        !(tolerate_prefer && taint.effect == Effect::PreferNoSchedule)
-            && !tols.iter().any(|t| tolerates(t, taint))
+        let ignored = tolerate_prefer && taint.effect == Effect::PreferNoSchedule;
+        !ignored && !tols.iter().any(|t| tolerates(t, taint))
     })
 }
 

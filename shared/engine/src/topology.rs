@@ -82,6 +82,7 @@ pub struct Topology {
     pub groups: Vec<Group>,
     index: FxHashMap<GroupKey, usize>,
     universe: FxHashMap<String, Universe>,
+    domain_keys: Vec<String>,
 }
 
 impl Topology {
@@ -127,6 +128,21 @@ impl Topology {
     /// Keys any group uses.
     pub fn keys(&self) -> BTreeSet<&str> {
         self.groups.iter().map(|g| g.key.as_str()).collect()
+    }
+
+    /// Non-hostname keys any group uses (fixed once groups are registered).
+    pub fn domain_keys(&self) -> &[String] {
+        &self.domain_keys
+    }
+
+    /// Freezes the key list after registration.
+    pub fn seal(&mut self) {
+        self.domain_keys = self
+            .keys()
+            .into_iter()
+            .filter(|k| *k != HOSTNAME)
+            .map(str::to_string)
+            .collect();
     }
 
     /// Records a matching pod in `domain` (non-hostname groups) or just the total (hostname).
@@ -193,15 +209,15 @@ impl Topology {
         candidates: &[String],
         strict: &Requirements,
         tolerations: &[crate::model::Toleration],
-    ) -> Result<String, String> {
+    ) -> Result<String, Reject> {
         let grp = &self.groups[g];
         let me = i32::from(selects_self);
-        let pick = |valid: Vec<&String>| -> Result<String, String> {
+        let pick = |valid: Vec<&String>| -> Result<String, Reject> {
             valid
                 .into_iter()
                 .min_by(|a, b| grp.count(a).cmp(&grp.count(b)).then(a.cmp(b)))
                 .cloned()
-                .ok_or_else(|| describe_failure(grp))
+                .ok_or(Reject(g))
         };
         match &grp.kind {
             Kind::Spread {
@@ -234,18 +250,25 @@ impl Topology {
     }
 
     /// Checks a hostname group against one node holding `count` matching pods.
-    pub fn check_host(&self, g: usize, selects_self: bool, count: i32) -> Result<(), String> {
+    pub fn check_host(&self, g: usize, selects_self: bool, count: i32) -> Result<(), Reject> {
         let grp = &self.groups[g];
         let ok = match grp.kind {
             Kind::Spread { max_skew, .. } => count + i32::from(selects_self) <= max_skew,
             Kind::Affinity => count > 0 || (grp.total == 0 && selects_self),
             Kind::AntiAffinity => count == 0,
         };
-        if ok {
-            Ok(())
-        } else {
-            Err(describe_failure(grp))
-        }
+        if ok { Ok(()) } else { Err(Reject(g)) }
+    }
+}
+
+/// A topology group that rejected a placement; [`Topology::describe`] explains it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reject(pub usize);
+
+impl Topology {
+    /// Why group `r` rejected a placement, for people.
+    pub fn describe(&self, r: Reject) -> String {
+        describe_failure(&self.groups[r.0])
     }
 }
 

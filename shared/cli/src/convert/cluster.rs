@@ -39,7 +39,7 @@ fn karpenter_taints(ts: &[karpenter::common::Taint], f: &str) -> Result<Vec<Tain
     ts.iter()
         .enumerate()
         .map(|(i, t)| {
-            let e = serde_json::to_value(&t.effect)
+            let e = serde_json::to_value(t.effect)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
@@ -59,7 +59,7 @@ fn karpenter_requirements(
     rs.iter()
         .enumerate()
         .map(|(i, r)| {
-            let op_s = serde_json::to_value(&r.operator)
+            let op_s = serde_json::to_value(r.operator)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();

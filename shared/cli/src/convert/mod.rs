@@ -11,18 +11,25 @@ use kerf_catalog::{Resources, quantity};
 use serde::de::DeserializeOwned;
 
 use crate::error::{CliError, FieldError};
-use crate::input::Doc;
+use crate::input::{Body, Doc};
 
 /// Deserializes a document into a typed object; errors carry the JSON path.
 pub fn typed<T: DeserializeOwned>(doc: &Doc) -> Result<T, CliError> {
-    serde_path_to_error::deserialize(doc.value.clone()).map_err(|e| {
+    let fail = |e: serde_path_to_error::Error<serde_json::Error>| {
         let field = e.path().to_string();
         CliError::Input {
             at: doc.at.clone(),
             field,
             message: e.into_inner().to_string(),
         }
-    })
+    };
+    match &doc.body {
+        Body::Json(raw) => {
+            let mut de = serde_json::Deserializer::from_str(raw.get());
+            serde_path_to_error::deserialize(&mut de).map_err(fail)
+        }
+        Body::Value(v) => serde_path_to_error::deserialize(v).map_err(fail),
+    }
 }
 
 /// Parses a `{name: Quantity}` map.

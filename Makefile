@@ -1,0 +1,18 @@
+# Kerf developer entry points. `make test` is what CI runs.
+.PHONY: test plan bench catalog lambda
+
+test:
+	scripts/test.sh
+
+plan:
+	cargo run -q -p kerf-cli -- plan examples/getting-started/
+
+catalog:
+	python3 scripts/gen-catalog.py
+
+bench:
+	cargo bench -p kerf-cli --bench plan
+
+# Lambda artifacts use the fat-LTO packaging profile.
+lambda:
+	cargo build --profile lambda --workspace --bins

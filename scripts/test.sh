@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Kerf's whole test suite: installs what it needs, then format, lints, template check and
+# every test in the workspace (engine, catalog, CLI scenarios, API, in-process API server,
+# kube adapter, AWS adapter against moto).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+echo "== cfn-lint template.yaml"
+.venv/bin/cfn-lint template.yaml
+
+echo "== cargo nextest"
+cargo nextest run --workspace --all-features --no-fail-fast

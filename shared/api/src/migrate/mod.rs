@@ -1,0 +1,159 @@
+//! Migration of legacy Karpenter documents (v1alpha5 Provisioner, v1alpha1 AWSNodeTemplate,
+//! v1beta1 NodePool / EC2NodeClass) to v1 YAML, with a warning for everything v1 cannot say.
+
+mod nodeclass;
+mod nodepool;
+pub mod selectors;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::ApiError;
+use crate::v1::{EC2NodeClass, KubeletConfiguration, NodePool};
+
+/// The result of a migration: v1 YAML and what could not be carried over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrateOutput {
+    /// Multi-document v1 YAML.
+    pub yaml: String,
+    /// One line per dropped or guessed field, naming the object and field.
+    pub warnings: Vec<String>,
+}
+
+/// A migrated document.
+#[derive(Debug, Clone)]
+enum Doc {
+    NodePool(Box<NodePool>),
+    NodeClass(Box<EC2NodeClass>),
+    Raw(Value),
+}
+
+/// Kubelet settings found on a pool that belong on the node class it references.
+#[derive(Debug, Clone)]
+struct KubeletMove {
+    node_class: String,
+    kubelet: KubeletConfiguration,
+    source: String,
+}
+
+/// State shared by the converters of one input.
+#[derive(Debug, Default)]
+struct Ctx {
+    warnings: Vec<String>,
+    kubelets: Vec<KubeletMove>,
+}
+
+impl Ctx {
+    fn warn(&mut self, object: &str, message: impl AsRef<str>) {
+        self.warnings
+            .push(format!("{object}: {}", message.as_ref()));
+    }
+}
+
+/// Converts every document of `yaml_text` to Karpenter v1.
+///
+/// Provisioners become NodePools (and an EC2NodeClass for an inline `provider`),
+/// AWSNodeTemplates and v1beta1 EC2NodeClasses become v1 EC2NodeClasses, v1beta1 NodePools
+/// become v1 NodePools; kubelet settings move to the referenced EC2NodeClass. v1 documents pass
+/// through; other kinds pass through unchanged with a warning.
+pub fn migrate_documents(yaml_text: &str) -> Result<MigrateOutput, ApiError> {
+    let mut ctx = Ctx::default();
+    let mut docs = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(yaml_text) {
+        let value = serde_yaml::Value::deserialize(document)?;
+        if value.is_null() {
+            continue;
+        }
+        let value = serde_json::to_value(value)?;
+        docs.extend(migrate_value(value, &mut ctx)?);
+    }
+    apply_kubelets(&mut docs, &mut ctx);
+    Ok(MigrateOutput {
+        yaml: render(&docs)?,
+        warnings: ctx.warnings,
+    })
+}
+
+fn str_field<'a>(value: &'a Value, field: &str) -> &'a str {
+    value.get(field).and_then(Value::as_str).unwrap_or("")
+}
+
+fn object_name(value: &Value) -> String {
+    let kind = str_field(value, "kind");
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("<unnamed>");
+    format!("{kind}/{name}")
+}
+
+fn migrate_value(value: Value, ctx: &mut Ctx) -> Result<Vec<Doc>, ApiError> {
+    let api_version = str_field(&value, "apiVersion").to_string();
+    let kind = str_field(&value, "kind").to_string();
+    match (api_version.as_str(), kind.as_str()) {
+        ("karpenter.sh/v1alpha5", "Provisioner") => {
+            nodepool::from_provisioner(serde_json::from_value(value)?, ctx)
+        }
+        ("karpenter.k8s.aws/v1alpha1", "AWSNodeTemplate") => Ok(vec![Doc::NodeClass(Box::new(
+            nodeclass::from_node_template(serde_json::from_value(value)?, ctx),
+        ))]),
+        ("karpenter.sh/v1beta1", "NodePool") => Ok(vec![Doc::NodePool(Box::new(
+            nodepool::from_v1beta1(serde_json::from_value(value)?, ctx),
+        ))]),
+        ("karpenter.k8s.aws/v1beta1", "EC2NodeClass") => Ok(vec![Doc::NodeClass(Box::new(
+            nodeclass::from_v1beta1(serde_json::from_value(value)?, ctx),
+        ))]),
+        ("karpenter.sh/v1" | "karpenter.k8s.aws/v1", _) => Ok(vec![Doc::Raw(value)]),
+        _ => {
+            let name = object_name(&value);
+            ctx.warn(
+                &name,
+                format!("{api_version} {kind} is not a Karpenter API Kerf migrates; passed through unchanged"),
+            );
+            Ok(vec![Doc::Raw(value)])
+        }
+    }
+}
+
+fn apply_kubelets(docs: &mut [Doc], ctx: &mut Ctx) {
+    for mv in std::mem::take(&mut ctx.kubelets) {
+        let class = docs.iter_mut().find_map(|d| match d {
+            Doc::NodeClass(c) if c.metadata.name.as_deref() == Some(mv.node_class.as_str()) => {
+                Some(c)
+            }
+            _ => None,
+        });
+        let object = format!("EC2NodeClass/{}", mv.node_class);
+        match class {
+            Some(class) => match &class.spec.kubelet {
+                None => class.spec.kubelet = Some(mv.kubelet),
+                Some(existing) if *existing == mv.kubelet => {}
+                Some(_) => ctx.warn(
+                    &mv.source,
+                    format!("kubelet settings differ from those already moved to {object}; kept the first, split the node class to keep both"),
+                ),
+            },
+            None => {
+                let json = serde_json::to_string(&mv.kubelet).unwrap_or_default();
+                ctx.warn(
+                    &mv.source,
+                    format!("kubelet settings move to {object}, which is not in the input: add `spec.kubelet: {json}` to it"),
+                );
+            }
+        }
+    }
+}
+
+fn render(docs: &[Doc]) -> Result<String, ApiError> {
+    let mut out = String::new();
+    for doc in docs {
+        let text = match doc {
+            Doc::NodePool(p) => serde_yaml::to_string(p)?,
+            Doc::NodeClass(c) => serde_yaml::to_string(c)?,
+            Doc::Raw(v) => serde_yaml::to_string(v)?,
+        };
+        out.push_str("---\n");
+        out.push_str(&text);
+    }
+    Ok(out)
+}

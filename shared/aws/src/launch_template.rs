@@ -1,0 +1,312 @@
+//! Launch templates: one per distinct resolved parameter set (AMI, security groups, user data,
+//! block devices, metadata options, instance profile, tags), named by a stable hash of that
+//! set, reused when present, and deleted once no launch needs them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use aws_sdk_ec2::types::{
+    LaunchTemplateBlockDeviceMappingRequest, LaunchTemplateEbsBlockDeviceRequest,
+    LaunchTemplateHttpTokensState, LaunchTemplateIamInstanceProfileSpecificationRequest,
+    LaunchTemplateInstanceMetadataEndpointState, LaunchTemplateInstanceMetadataOptionsRequest,
+    LaunchTemplateInstanceMetadataProtocolIpv6, RequestLaunchTemplateData, ResourceType, Tag,
+    TagSpecification, VolumeType,
+};
+use base64::Engine;
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::error::{AwsError, from_sdk};
+
+/// Every launch template Kerf creates is named `<prefix><hash>`.
+pub const NAME_PREFIX: &str = "kerf.k8s.aws/";
+
+/// One EBS block device mapping.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlockDevice {
+    pub device_name: String,
+    pub volume_size_gib: i32,
+    pub volume_type: String,
+    pub encrypted: bool,
+    pub iops: Option<i32>,
+    pub throughput: Option<i32>,
+    pub kms_key_id: Option<String>,
+    pub delete_on_termination: bool,
+}
+
+impl BlockDevice {
+    /// AL2023's default root volume: `/dev/xvda` 20 GiB gp3, encrypted.
+    pub fn al2023_root() -> Self {
+        BlockDevice {
+            device_name: "/dev/xvda".into(),
+            volume_size_gib: 20,
+            volume_type: "gp3".into(),
+            encrypted: true,
+            iops: None,
+            throughput: None,
+            kms_key_id: None,
+            delete_on_termination: true,
+        }
+    }
+}
+
+/// `spec.metadataOptions` (Karpenter's defaults: IMDSv2 required, hop limit 1).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MetadataOptions {
+    pub http_endpoint: String,
+    pub http_protocol_ipv6: String,
+    pub http_put_response_hop_limit: i32,
+    pub http_tokens: String,
+}
+
+impl Default for MetadataOptions {
+    fn default() -> Self {
+        MetadataOptions {
+            http_endpoint: "enabled".into(),
+            http_protocol_ipv6: "disabled".into(),
+            http_put_response_hop_limit: 1,
+            http_tokens: "required".into(),
+        }
+    }
+}
+
+/// The resolved parameters of one launch template.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LaunchTemplateSpec {
+    pub image_id: String,
+    pub security_group_ids: Vec<String>,
+    /// Plain text; base64-encoded when sent.
+    pub user_data: String,
+    pub block_devices: Vec<BlockDevice>,
+    pub metadata: MetadataOptions,
+    pub instance_profile: Option<String>,
+    /// Tags on the template (and the cluster ownership tag used for cleanup).
+    pub tags: BTreeMap<String, String>,
+}
+
+impl LaunchTemplateSpec {
+    /// The stable name: the prefix and a hash of the canonical parameters (SGs as a set).
+    pub fn name(&self) -> String {
+        let mut canonical = self.clone();
+        canonical.security_group_ids.sort();
+        canonical.security_group_ids.dedup();
+        let json = serde_json::to_string(&canonical).unwrap_or_default();
+        format!(
+            "{NAME_PREFIX}{:016x}",
+            kerf_catalog::pricing::fnv1a64(json.as_bytes())
+        )
+    }
+}
+
+/// A launch template as EC2 knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchTemplateRef {
+    pub id: String,
+    pub name: String,
+    pub created_at: Option<Timestamp>,
+}
+
+fn tags_of(tags: &BTreeMap<String, String>) -> Vec<Tag> {
+    tags.iter()
+        .map(|(k, v)| Tag::builder().key(k).value(v).build())
+        .collect()
+}
+
+fn block_device(b: &BlockDevice) -> LaunchTemplateBlockDeviceMappingRequest {
+    let ebs = LaunchTemplateEbsBlockDeviceRequest::builder()
+        .volume_size(b.volume_size_gib)
+        .volume_type(VolumeType::from(b.volume_type.as_str()))
+        .encrypted(b.encrypted)
+        .set_iops(b.iops)
+        .set_throughput(b.throughput)
+        .set_kms_key_id(b.kms_key_id.clone())
+        .delete_on_termination(b.delete_on_termination)
+        .build();
+    LaunchTemplateBlockDeviceMappingRequest::builder()
+        .device_name(&b.device_name)
+        .ebs(ebs)
+        .build()
+}
+
+fn metadata(m: &MetadataOptions) -> LaunchTemplateInstanceMetadataOptionsRequest {
+    LaunchTemplateInstanceMetadataOptionsRequest::builder()
+        .http_endpoint(LaunchTemplateInstanceMetadataEndpointState::from(
+            m.http_endpoint.as_str(),
+        ))
+        .http_protocol_ipv6(LaunchTemplateInstanceMetadataProtocolIpv6::from(
+            m.http_protocol_ipv6.as_str(),
+        ))
+        .http_put_response_hop_limit(m.http_put_response_hop_limit)
+        .http_tokens(LaunchTemplateHttpTokensState::from(m.http_tokens.as_str()))
+        .build()
+}
+
+fn template_data(spec: &LaunchTemplateSpec) -> RequestLaunchTemplateData {
+    let user_data = base64::engine::general_purpose::STANDARD.encode(spec.user_data.as_bytes());
+    let profile = spec.instance_profile.as_ref().map(|p| {
+        LaunchTemplateIamInstanceProfileSpecificationRequest::builder()
+            .name(p)
+            .build()
+    });
+    RequestLaunchTemplateData::builder()
+        .image_id(&spec.image_id)
+        .user_data(user_data)
+        .set_security_group_ids(Some(spec.security_group_ids.clone()))
+        .set_block_device_mappings(Some(spec.block_devices.iter().map(block_device).collect()))
+        .metadata_options(metadata(&spec.metadata))
+        .set_iam_instance_profile(profile)
+        .build()
+}
+
+/// Looks a template up by name (`None` when it does not exist).
+pub async fn find(
+    ec2: &aws_sdk_ec2::Client,
+    name: &str,
+) -> Result<Option<LaunchTemplateRef>, AwsError> {
+    match ec2
+        .describe_launch_templates()
+        .launch_template_names(name)
+        .send()
+        .await
+    {
+        Ok(out) => Ok(out.launch_templates().iter().find_map(to_ref)),
+        Err(e) => match from_sdk("DescribeLaunchTemplates", e) {
+            AwsError::NotFound(_) => Ok(None),
+            other => Err(other),
+        },
+    }
+}
+
+fn to_ref(lt: &aws_sdk_ec2::types::LaunchTemplate) -> Option<LaunchTemplateRef> {
+    Some(LaunchTemplateRef {
+        id: lt.launch_template_id()?.to_string(),
+        name: lt.launch_template_name()?.to_string(),
+        created_at: lt
+            .create_time()
+            .and_then(|t| Timestamp::from_second(t.secs()).ok()),
+    })
+}
+
+/// Returns the template for `spec`, creating it when missing (idempotent under races).
+pub async fn ensure(
+    ec2: &aws_sdk_ec2::Client,
+    spec: &LaunchTemplateSpec,
+) -> Result<LaunchTemplateRef, AwsError> {
+    let name = spec.name();
+    if let Some(found) = find(ec2, &name).await? {
+        return Ok(found);
+    }
+    let tags = TagSpecification::builder()
+        .resource_type(ResourceType::LaunchTemplate)
+        .set_tags(Some(tags_of(&spec.tags)))
+        .build();
+    let created = ec2
+        .create_launch_template()
+        .launch_template_name(&name)
+        .launch_template_data(template_data(spec))
+        .tag_specifications(tags)
+        .send()
+        .await;
+    match created {
+        Ok(out) => out
+            .launch_template()
+            .and_then(to_ref)
+            .ok_or_else(|| AwsError::bad_response("CreateLaunchTemplate", "no template returned")),
+        Err(e) => {
+            let err = from_sdk("CreateLaunchTemplate", e);
+            if is_already_exists(&err)
+                && let Some(found) = find(ec2, &name).await?
+            {
+                return Ok(found);
+            }
+            Err(err)
+        }
+    }
+}
+
+fn is_already_exists(e: &AwsError) -> bool {
+    matches!(e, AwsError::InvalidRequest(i) if i.code.contains("AlreadyExists"))
+}
+
+/// Kerf's templates of a cluster (tagged `kubernetes.io/cluster/<cluster>`, named with the prefix).
+pub async fn list(
+    ec2: &aws_sdk_ec2::Client,
+    cluster: &str,
+) -> Result<Vec<LaunchTemplateRef>, AwsError> {
+    let filter = aws_sdk_ec2::types::Filter::builder()
+        .name(format!("tag:kubernetes.io/cluster/{cluster}"))
+        .values("owned")
+        .build();
+    let mut pages = ec2
+        .describe_launch_templates()
+        .filters(filter)
+        .into_paginator()
+        .send();
+    let mut out = Vec::new();
+    while let Some(page) = pages.next().await {
+        let page = page.map_err(|e| from_sdk("DescribeLaunchTemplates", e))?;
+        out.extend(page.launch_templates().iter().filter_map(to_ref));
+    }
+    out.retain(|lt| lt.name.starts_with(NAME_PREFIX));
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// Deletes the cluster's templates not in `keep` and created before `created_before` (a grace
+/// period protects templates another invocation just made). Returns the deleted names.
+pub async fn delete_unused(
+    ec2: &aws_sdk_ec2::Client,
+    cluster: &str,
+    keep: &BTreeSet<String>,
+    created_before: Timestamp,
+) -> Result<Vec<String>, AwsError> {
+    let mut deleted = Vec::new();
+    for lt in list(ec2, cluster).await? {
+        let old = lt.created_at.is_none_or(|t| t < created_before);
+        if keep.contains(&lt.name) || !old {
+            continue;
+        }
+        match ec2
+            .delete_launch_template()
+            .launch_template_id(&lt.id)
+            .send()
+            .await
+        {
+            Ok(_) => deleted.push(lt.name),
+            Err(e) => match from_sdk("DeleteLaunchTemplate", e) {
+                AwsError::NotFound(_) => deleted.push(lt.name),
+                other => return Err(other),
+            },
+        }
+    }
+    Ok(deleted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> LaunchTemplateSpec {
+        LaunchTemplateSpec {
+            image_id: "ami-1".into(),
+            security_group_ids: vec!["sg-b".into(), "sg-a".into()],
+            user_data: "ud".into(),
+            block_devices: vec![BlockDevice::al2023_root()],
+            metadata: MetadataOptions::default(),
+            instance_profile: Some("profile".into()),
+            tags: BTreeMap::from([("kubernetes.io/cluster/demo".into(), "owned".into())]),
+        }
+    }
+
+    #[test]
+    fn name_is_stable_and_sg_order_free() {
+        let a = spec();
+        let mut b = spec();
+        b.security_group_ids.reverse();
+        assert_eq!(a.name(), b.name());
+        assert!(a.name().starts_with(NAME_PREFIX));
+        assert_eq!(a.name().len(), NAME_PREFIX.len() + 16);
+        let mut c = spec();
+        c.user_data.push('x');
+        assert_ne!(a.name(), c.name());
+    }
+}

@@ -1,0 +1,251 @@
+//! `kerf plan` input handling and the JSON contract: workload expansion, bad input naming
+//! file, document and field, determinism, the contract's field names.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::json;
+use support::*;
+
+fn deployment(name: &str, replicas: i32) -> serde_json::Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": {
+            "metadata": {"labels": {"app": name}},
+            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]}
+        }}
+    })
+}
+
+#[test]
+fn deployments_expand_into_named_pending_pods() {
+    let p = plan(&[pool("default"), deployment("inflate", 5)]);
+    assert_eq!(p.summary.pending_pods, 5);
+    let mut all: Vec<&String> = p.launches.iter().flat_map(|l| &l.pods).collect();
+    all.sort();
+    assert_eq!(
+        all,
+        [
+            "default/inflate-0",
+            "default/inflate-1",
+            "default/inflate-2",
+            "default/inflate-3",
+            "default/inflate-4"
+        ]
+    );
+}
+
+#[test]
+fn jobs_expand_by_parallelism() {
+    let job = json!({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "batch", "namespace": "default"},
+        "spec": {"parallelism": 3, "template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]}}}
+    });
+    assert_eq!(plan(&[pool("default"), job]).summary.pending_pods, 3);
+}
+
+#[test]
+fn workloads_with_their_own_pods_are_not_expanded() {
+    let mut owned = pod("web-7d9f-abcde", "1", "1Gi");
+    owned["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9f", "uid": "u", "controller": true}]);
+    let p = plan(&[pool("default"), deployment("web", 3), owned]);
+    assert_eq!(
+        p.summary.pending_pods, 1,
+        "the deployment's pod is in the dump"
+    );
+}
+
+#[test]
+fn pending_daemonset_pods_are_reported_not_provisioned() {
+    let mut pd = pod("logs-x", "100m", "100Mi");
+    pd["metadata"]["ownerReferences"] =
+        json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "logs", "uid": "u"}]);
+    let p = plan(&[pool("default"), pd]);
+    assert!(reason_of(&p, "logs-x").contains("DaemonSet"));
+    assert!(p.launches.is_empty());
+}
+
+#[test]
+fn terminating_and_bound_pods_are_not_pending() {
+    let mut gone = pod("gone", "1", "1Gi");
+    gone["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+    let mut done = pod("done", "1", "1Gi");
+    done["status"]["phase"] = json!("Succeeded");
+    let p = plan(&[pool("default"), gone, done]);
+    assert_eq!(p.summary.pending_pods, 0);
+}
+
+#[test]
+fn pods_opting_out_with_nodepool_does_not_exist_are_reported() {
+    let pd = required_terms(
+        pod("p", "1", "1Gi"),
+        &[vec![req("karpenter.sh/nodepool", "DoesNotExist", &[])]],
+    );
+    assert!(reason_of(&plan(&[pool("default"), pd]), "p").contains("not managed"));
+}
+
+#[test]
+fn no_nodepools_means_every_pod_is_unschedulable() {
+    let p = plan(&[pod("p", "1", "1Gi")]);
+    assert!(reason_of(&p, "p").contains("no nodepools"));
+}
+
+#[test]
+fn a_bad_quantity_names_file_document_and_field() {
+    let text = yaml(&[pool("default"), pod("p", "1x", "1Gi")]);
+    let e = plan_err(&text);
+    assert!(
+        e.contains("scenario.yaml") && e.contains("document 2") && e.contains("Pod/default/p"),
+        "{e}"
+    );
+    assert!(
+        e.contains("spec.containers[0].resources.requests.cpu") && e.contains("1x"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_operator_names_the_field() {
+    let pd = required_terms(
+        pod("p", "1", "1Gi"),
+        &[vec![req("kubernetes.io/arch", "Like", &["amd64"])]],
+    );
+    let e = plan_err(&yaml(&[pd]));
+    assert!(
+        e.contains("matchExpressions[0].operator") && e.contains("Like"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_nodepool_operator_names_the_field() {
+    let np = pool_req(
+        pool("default"),
+        req("kubernetes.io/arch", "Near", &["amd64"]),
+    );
+    let e = plan_err(&yaml(&[np]));
+    assert!(
+        e.contains("NodePool/default") && e.contains("requirements") && e.contains("Near"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_wrongly_typed_field_names_its_path() {
+    let mut pd = pod("p", "1", "1Gi");
+    pd["spec"]["containers"] = json!("not-a-list");
+    let e = plan_err(&yaml(&[pd]));
+    assert!(e.contains("spec.containers"), "{e}");
+}
+
+#[test]
+fn malformed_yaml_is_an_input_error() {
+    let e = plan_err("kind: Pod\nmetadata: [\n");
+    assert!(
+        e.contains("scenario.yaml") && e.contains("invalid YAML"),
+        "{e}"
+    );
+}
+
+#[test]
+fn plans_are_deterministic() {
+    let mut docs = vec![pool("default")];
+    for i in 0..30 {
+        docs.push(spread(
+            labels(pod(&format!("p{i}"), "300m", "300Mi"), &[("app", "w")]),
+            "topology.kubernetes.io/zone",
+            1,
+            "DoNotSchedule",
+            "w",
+        ));
+    }
+    let a = serde_json::to_string(&plan(&docs)).unwrap();
+    let b = serde_json::to_string(&plan(&docs)).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn node_claim_names_depend_on_the_input() {
+    let a = plan(&[pool("default"), pod("p", "1", "1Gi")]);
+    let b = plan(&[pool("default"), pod("q", "1", "1Gi")]);
+    assert_ne!(a.launches[0].node_claim, b.launches[0].node_claim);
+}
+
+#[test]
+fn json_output_has_the_contract_fields() {
+    let p = plan(&[
+        pool("default"),
+        pod("p", "1", "1Gi"),
+        pod("huge", "999", "1Gi"),
+    ]);
+    let v = serde_json::to_value(&p).unwrap();
+    assert_eq!(v["apiVersion"], "kerf.dev/v1alpha1");
+    assert_eq!(v["kind"], "Plan");
+    for f in [
+        "nodeClaim",
+        "nodePool",
+        "instanceType",
+        "capacityType",
+        "zone",
+        "price",
+        "instanceTypeOptions",
+        "requirements",
+        "pods",
+    ] {
+        assert!(v["launches"][0].get(f).is_some(), "launches[].{f}");
+    }
+    assert!(
+        v["unschedulable"][0].get("pod").is_some() && v["unschedulable"][0].get("reason").is_some()
+    );
+    for f in [
+        "pendingPods",
+        "scheduledPods",
+        "unschedulablePods",
+        "newNodeClaims",
+        "newHourlyCost",
+    ] {
+        assert!(v["summary"].get(f).is_some(), "summary.{f}");
+    }
+    assert!(v["nominations"].is_array() && v["disruptions"].is_array());
+    assert_eq!(
+        v["summary"]["newHourlyCost"].as_f64().unwrap(),
+        p.launches.iter().map(|l| l.price).sum::<f64>()
+    );
+}
+
+#[test]
+fn the_getting_started_example_plans_five_pods() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/getting-started"
+    );
+    let inputs = kerf_cli::input::read(&[dir.to_string()]).unwrap();
+    let source = kerf_cli::snapshot::CatalogSource::Bundled {
+        region: "us-west-2".into(),
+    };
+    let built = kerf_cli::snapshot::build(inputs.docs, &source, 0).unwrap();
+    assert!(built.warnings.is_empty(), "{:?}", built.warnings);
+    let p = kerf_engine::provision(&built.snapshot, &kerf_engine::Options::default());
+    assert_eq!(p.summary.scheduled_pods, 5);
+    assert!(p.launches.iter().all(|l| l.capacity_type == "on-demand"));
+    for l in &p.launches {
+        let cat = l
+            .requirements
+            .iter()
+            .find(|r| r.key == "karpenter.k8s.aws/instance-category")
+            .unwrap();
+        assert!(
+            cat.values
+                .iter()
+                .all(|c| ["c", "m", "r"].contains(&c.as_str()))
+        );
+        assert!(
+            ["c", "m", "r"]
+                .iter()
+                .any(|c| l.instance_type.starts_with(c)),
+            "{}",
+            l.instance_type
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! Kubernetes Events, written like Karpenter's client-go recorder: core/v1 Events from
+//! source `karpenter`, in the involved object's namespace (`default` for cluster-scoped
+//! objects). The name is derived from (uid, reason, message), so a repeated event bumps
+//! `count` and `lastTimestamp` on the existing Event instead of piling up duplicates.
+
+use crate::error::ClusterError;
+use crate::port::{EventSpec, EventType};
+use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+/// The component name Karpenter reports.
+pub const COMPONENT: &str = "karpenter";
+
+/// Event reasons Karpenter uses.
+pub mod reasons {
+    /// Pod nominated to a NodeClaim or Node.
+    pub const NOMINATED: &str = "Nominated";
+    /// NodeClaim launched.
+    pub const LAUNCHED: &str = "Launched";
+    /// Pod could not be scheduled by Karpenter.
+    pub const FAILED_SCHEDULING: &str = "FailedScheduling";
+    /// Disruption blocked (do-not-disrupt, PDB, budget, ...).
+    pub const DISRUPTION_BLOCKED: &str = "DisruptionBlocked";
+    /// Disruption launching replacements.
+    pub const DISRUPTION_LAUNCHING: &str = "DisruptionLaunching";
+    /// Disruption waiting for replacements to become ready.
+    pub const DISRUPTION_WAITING_READINESS: &str = "DisruptionWaitingReadiness";
+    /// Disruption terminating the node.
+    pub const DISRUPTION_TERMINATING: &str = "DisruptionTerminating";
+    /// Node can not be consolidated.
+    pub const UNCONSOLIDATABLE: &str = "Unconsolidatable";
+    /// Pod evicted by the termination controller.
+    pub const EVICTED: &str = "Evicted";
+    /// Drain failed (e.g. a PDB blocked an eviction).
+    pub const FAILED_DRAINING: &str = "FailedDraining";
+    /// Instance capacity not available.
+    pub const INSUFFICIENT_CAPACITY: &str = "InsufficientCapacityError";
+    /// terminationGracePeriod about to force deletion.
+    pub const TGP_EXPIRING: &str = "TerminationGracePeriodExpiring";
+}
+
+fn fnv64(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain(std::iter::once(0)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The Event object for `spec` at `now`.
+pub fn build(spec: &EventSpec, now: jiff::Timestamp) -> Event {
+    let o = &spec.involved;
+    let ns = if o.namespace.is_empty() {
+        "default"
+    } else {
+        &o.namespace
+    };
+    let name = format!(
+        "{}.{:016x}",
+        o.name,
+        fnv64(&[&o.uid, &spec.reason, &spec.message])
+    );
+    Event {
+        metadata: ObjectMeta {
+            name: Some(name),
+            namespace: Some(ns.to_string()),
+            ..ObjectMeta::default()
+        },
+        involved_object: ObjectReference {
+            api_version: Some(o.api_version.clone()),
+            kind: Some(o.kind.clone()),
+            name: Some(o.name.clone()),
+            namespace: (!o.namespace.is_empty()).then(|| o.namespace.clone()),
+            uid: Some(o.uid.clone()),
+            ..ObjectReference::default()
+        },
+        reason: Some(spec.reason.clone()),
+        message: Some(spec.message.clone()),
+        type_: Some(match spec.type_ {
+            EventType::Normal => "Normal".into(),
+            EventType::Warning => "Warning".into(),
+        }),
+        source: Some(EventSource {
+            component: Some(COMPONENT.into()),
+            host: None,
+        }),
+        reporting_component: Some(COMPONENT.into()),
+        reporting_instance: Some(COMPONENT.into()),
+        first_timestamp: Some(Time(now)),
+        last_timestamp: Some(Time(now)),
+        count: Some(1),
+        ..Event::default()
+    }
+}
+
+/// Creates the Event, or bumps `count`/`lastTimestamp` if the same one exists.
+pub async fn emit(client: &Client, spec: &EventSpec) -> Result<(), ClusterError> {
+    let now = jiff::Timestamp::now();
+    let ev = build(spec, now);
+    let ns = ev.metadata.namespace.clone().unwrap_or_default();
+    let api: Api<Event> = Api::namespaced(client.clone(), &ns);
+    match api.create(&PostParams::default(), &ev).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.reason == "AlreadyExists" => {
+            let name = ev.metadata.name.unwrap_or_default();
+            let old = api.get(&name).await?;
+            let rv = old.metadata.resource_version.unwrap_or_default();
+            let patch = json!({"metadata": {"resourceVersion": rv},
+                "count": old.count.unwrap_or(1) + 1, "lastTimestamp": Time(now)});
+            api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}

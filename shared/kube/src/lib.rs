@@ -1,0 +1,28 @@
+//! Kerf's Cluster port on kube-rs.
+//!
+//! [`Cluster`] is everything Kerf does with the Kubernetes API: one snapshot read
+//! ([`snapshot`]), and idempotent, resourceVersion-conditional writers for NodeClaims,
+//! Nodes, finalizers, evictions, Events and the leader Lease. It is implemented on
+//! `kube::Client`; [`client_for`] builds one from an endpoint, CA bundle and bearer token
+//! with client-side retries off (a PodDisruptionBudget's 429 must reach the caller at
+//! once), and [`eks`] makes EKS tokens. Errors are [`ClusterError`], typed by what to do.
+
+pub mod claims;
+pub mod client;
+pub mod eks;
+pub mod error;
+pub mod events;
+pub mod evict;
+pub mod lease;
+pub mod nodes;
+pub mod port;
+pub mod snapshot;
+pub mod write;
+
+pub use client::client_for;
+pub use error::ClusterError;
+pub use events::reasons;
+pub use port::{
+    Cluster, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome, LeaseRequest,
+    Snapshot, Target,
+};

@@ -1,0 +1,98 @@
+//! The snapshot reader: every collection listed concurrently, paginated with `limit`.
+
+use crate::error::ClusterError;
+use crate::port::Snapshot;
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kerf_api::v1::{EC2NodeClass, NodeClaim, NodePool};
+use kube::api::{Api, ListParams};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+use std::fmt::Debug;
+
+/// How to read a snapshot.
+#[derive(Debug, Clone)]
+pub struct SnapshotOptions {
+    /// Items per page (the API server caps responses at this many objects).
+    pub page_size: u32,
+    /// Leave out Succeeded and Failed pods (`status.phase!=...` field selector).
+    pub skip_terminal_pods: bool,
+}
+
+impl Default for SnapshotOptions {
+    fn default() -> Self {
+        Self {
+            page_size: 500,
+            skip_terminal_pods: true,
+        }
+    }
+}
+
+/// Lists every object of a collection, following continue tokens. A 410 on a continue
+/// token (the list snapshot expired) restarts the list once from the beginning.
+pub async fn list_all<K>(api: Api<K>, lp: &ListParams) -> Result<(Vec<K>, String), ClusterError>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let mut restarted = false;
+    'restart: loop {
+        let mut items = Vec::new();
+        let mut params = lp.clone();
+        let mut first_rv = None;
+        loop {
+            let page = match api.list(&params).await {
+                Ok(p) => p,
+                Err(kube::Error::Api(s))
+                    if s.code == 410 && !restarted && params.continue_token.is_some() =>
+                {
+                    restarted = true;
+                    continue 'restart;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            first_rv.get_or_insert(page.metadata.resource_version.clone().unwrap_or_default());
+            items.extend(page.items);
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(token) => params.continue_token = Some(token),
+                None => return Ok((items, first_rv.unwrap_or_default())),
+            }
+        }
+    }
+}
+
+/// Reads a snapshot with the given options; all seven collections are listed concurrently.
+pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, ClusterError> {
+    let lp = ListParams::default().limit(opts.page_size);
+    let pod_lp = if opts.skip_terminal_pods {
+        lp.clone()
+            .fields("status.phase!=Succeeded,status.phase!=Failed")
+    } else {
+        lp.clone()
+    };
+    let c = client.clone();
+    let (pods, nodes, claims, pools, classes, ds, pdbs) = futures::try_join!(
+        list_all(Api::<Pod>::all(c.clone()), &pod_lp),
+        list_all(Api::<Node>::all(c.clone()), &lp),
+        list_all(Api::<NodeClaim>::all(c.clone()), &lp),
+        list_all(Api::<NodePool>::all(c.clone()), &lp),
+        list_all(Api::<EC2NodeClass>::all(c.clone()), &lp),
+        list_all(Api::<DaemonSet>::all(c.clone()), &lp),
+        list_all(Api::<PodDisruptionBudget>::all(c), &lp),
+    )?;
+    let mut s = Snapshot::default();
+    (s.pods, s.nodes, s.node_claims) = (pods.0, nodes.0, claims.0);
+    (s.node_pools, s.node_classes, s.daemon_sets, s.pdbs) = (pools.0, classes.0, ds.0, pdbs.0);
+    for (k, rv) in [
+        ("pods", pods.1),
+        ("nodes", nodes.1),
+        ("nodeclaims", claims.1),
+        ("nodepools", pools.1),
+        ("ec2nodeclasses", classes.1),
+        ("daemonsets", ds.1),
+        ("poddisruptionbudgets", pdbs.1),
+    ] {
+        s.resource_versions.insert(k, rv);
+    }
+    Ok(s)
+}

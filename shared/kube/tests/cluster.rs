@@ -1,0 +1,217 @@
+//! The Cluster port on a real kube::Client against the in-process API server.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
+mod common;
+
+use common::*;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kerf_api::v1::NodeClaim;
+use kerf_kube::{Cluster, Deleted, Target};
+use kube::api::{Api, PostParams};
+use serde_json::json;
+
+#[tokio::test]
+async fn snapshot_reads_every_collection() {
+    let (sim, client) = start().await;
+    create_pool(&client, "default").await;
+    create_class(&client).await;
+    client
+        .create_node_claim(
+            &Api::<kerf_api::v1::NodePool>::all(client.clone())
+                .get("default")
+                .await
+                .unwrap(),
+            claim(),
+        )
+        .await
+        .unwrap();
+    for i in 0..3 {
+        seed_node(&sim, &format!("n{i}"));
+    }
+    for i in 0..1_200 {
+        seed_pod(
+            &sim,
+            "default",
+            &format!("p{i:04}"),
+            "n0",
+            json!({"app": "web"}),
+            "Running",
+        );
+    }
+    seed_pod(&sim, "default", "done", "n0", json!({}), "Succeeded");
+    sim.seed(json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "kube-system"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}}))
+        .unwrap();
+    Api::<PodDisruptionBudget>::namespaced(client.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "pdb"},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}}}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let before = sim.requests().len();
+    let snap = client.snapshot().await.unwrap();
+    let requests = sim.requests().len() - before;
+    assert_eq!(snap.pods.len(), 1_200, "terminal pods are skipped");
+    assert_eq!(
+        (
+            snap.nodes.len(),
+            snap.node_claims.len(),
+            snap.node_pools.len()
+        ),
+        (3, 1, 1)
+    );
+    assert_eq!(
+        (
+            snap.node_classes.len(),
+            snap.daemon_sets.len(),
+            snap.pdbs.len()
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!(
+        requests,
+        3 + 6,
+        "pods take 3 pages of 500, the rest one page each"
+    );
+    assert!(snap.resource_versions.values().all(|rv| !rv.is_empty()));
+}
+
+#[tokio::test]
+async fn node_claims_are_created_owned_and_finalized() {
+    let (_sim, client) = start().await;
+    let pool = create_pool(&client, "general").await;
+    let nc = client.create_node_claim(&pool, claim()).await.unwrap();
+    let m = &nc.metadata;
+    assert!(m.name.as_ref().unwrap().starts_with("general-"));
+    assert_eq!(
+        m.finalizers,
+        Some(vec!["karpenter.sh/termination".to_string()])
+    );
+    assert_eq!(
+        m.labels.as_ref().unwrap()["karpenter.sh/nodepool"],
+        "general"
+    );
+    let owner = &m.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (
+            owner.kind.as_str(),
+            owner.name.as_str(),
+            owner.block_owner_deletion
+        ),
+        ("NodePool", "general", Some(true))
+    );
+    assert_eq!(owner.uid, pool.metadata.uid.clone().unwrap());
+
+    let mut named = claim();
+    named.metadata.name = Some("fixed".into());
+    let a = client
+        .create_node_claim(&pool, named.clone())
+        .await
+        .unwrap();
+    let b = client.create_node_claim(&pool, named).await.unwrap();
+    assert_eq!(
+        a.metadata.uid, b.metadata.uid,
+        "create with a name is idempotent"
+    );
+}
+
+fn condition(type_: &str, status: &str, reason: &str) -> kerf_api::v1::Condition {
+    serde_json::from_value(
+        json!({"type": type_, "status": status, "reason": reason, "message": "",
+        "lastTransitionTime": ""}),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn status_and_conditions_are_patched_conditionally() {
+    let (_sim, client) = start().await;
+    let pool = create_pool(&client, "default").await;
+    let nc = client.create_node_claim(&pool, claim()).await.unwrap();
+    let name = nc.metadata.name.clone().unwrap();
+    let rv = nc.metadata.resource_version.clone().unwrap();
+    let status: kerf_api::v1::NodeClaimStatus =
+        serde_json::from_value(json!({"providerID": "aws:///us-east-1a/i-1", "imageID": "ami-1"}))
+            .unwrap();
+    let updated = client
+        .patch_node_claim_status(&name, Some(&rv), &status)
+        .await
+        .unwrap();
+    assert_eq!(
+        updated.status.as_ref().unwrap().provider_id.as_deref(),
+        Some("aws:///us-east-1a/i-1")
+    );
+    let stale = client
+        .patch_node_claim_status(&name, Some(&rv), &status)
+        .await
+        .unwrap_err();
+    assert!(stale.is_conflict() && stale.is_retryable(), "{stale:?}");
+
+    let c1 = client
+        .set_node_claim_conditions(&name, &[condition("Launched", "True", "Launched")])
+        .await
+        .unwrap();
+    let t1 = c1.status.as_ref().unwrap().conditions[0]
+        .last_transition_time
+        .clone();
+    assert!(!t1.is_empty());
+    let c2 = client
+        .set_node_claim_conditions(
+            &name,
+            &[
+                condition("Launched", "True", "Again"),
+                condition("Registered", "False", "NodeNotFound"),
+            ],
+        )
+        .await
+        .unwrap();
+    let conds = &c2.status.as_ref().unwrap().conditions;
+    assert_eq!(conds.len(), 2);
+    assert_eq!(
+        (
+            conds[0].reason.as_str(),
+            conds[0].last_transition_time.as_str()
+        ),
+        ("Again", t1.as_str())
+    );
+    assert_eq!(
+        c2.status.unwrap().provider_id.as_deref(),
+        Some("aws:///us-east-1a/i-1"),
+        "other status kept"
+    );
+}
+
+#[tokio::test]
+async fn node_claim_deletion_waits_for_its_finalizer() {
+    let (_sim, client) = start().await;
+    let pool = create_pool(&client, "default").await;
+    let nc = client.create_node_claim(&pool, claim()).await.unwrap();
+    let name = nc.metadata.name.clone().unwrap();
+    let wrong_uid = client
+        .delete_node_claim(&name, Some("not-the-uid"))
+        .await
+        .unwrap_err();
+    assert!(wrong_uid.is_conflict());
+    assert_eq!(
+        client
+            .delete_node_claim(&name, nc.metadata.uid.as_deref())
+            .await
+            .unwrap(),
+        Deleted::Terminating
+    );
+    let target = Target::NodeClaim(name.clone());
+    client
+        .remove_finalizer(&target, "karpenter.sh/termination", None)
+        .await
+        .unwrap();
+    assert!(
+        Api::<NodeClaim>::all(client.clone())
+            .get_opt(&name)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}

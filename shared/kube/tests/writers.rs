@@ -1,0 +1,294 @@
+//! Node, eviction, event and Lease writers of the Cluster port against the in-process API server.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
+mod common;
+
+use common::*;
+use k8s_openapi::api::core::v1::{Event, Node, Taint};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kerf_kube::{
+    Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome,
+    LeaseRequest, Target, reasons,
+};
+use kube::api::{Api, ListParams, PostParams};
+use serde_json::json;
+use std::time::Duration;
+
+#[tokio::test]
+async fn nodes_are_tainted_cordoned_and_deleted_idempotently() {
+    let (sim, client) = start().await;
+    seed_node(&sim, "n1");
+    let taint = Taint {
+        key: "karpenter.sh/disrupted".into(),
+        effect: "NoSchedule".into(),
+        ..Taint::default()
+    };
+    let a = client.taint_node("n1", &taint).await.unwrap();
+    let b = client.taint_node("n1", &taint).await.unwrap();
+    assert_eq!(
+        a.metadata.resource_version, b.metadata.resource_version,
+        "second taint is a no-op"
+    );
+    assert_eq!(b.spec.unwrap().taints.unwrap(), vec![taint.clone()]);
+    let c = client.cordon_node("n1", true).await.unwrap();
+    assert_eq!(c.spec.unwrap().unschedulable, Some(true));
+    let d = client
+        .untaint_node("n1", "karpenter.sh/disrupted")
+        .await
+        .unwrap();
+    assert!(d.spec.unwrap().taints.unwrap_or_default().is_empty());
+    assert!(
+        client
+            .taint_node("missing", &taint)
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+
+    client
+        .add_finalizer(&Target::Node("n1".into()), "karpenter.sh/termination")
+        .await
+        .unwrap();
+    assert_eq!(
+        client.delete_node("n1", None).await.unwrap(),
+        Deleted::Terminating
+    );
+    let node = Api::<Node>::all(client.clone()).get("n1").await.unwrap();
+    let rv = node.metadata.resource_version.clone().unwrap();
+    client.cordon_node("n1", false).await.unwrap();
+    let stale = client
+        .remove_finalizer(
+            &Target::Node("n1".into()),
+            "karpenter.sh/termination",
+            Some(&rv),
+        )
+        .await;
+    assert!(matches!(stale, Err(ClusterError::Conflict(_))), "{stale:?}");
+    client
+        .remove_finalizer(&Target::Node("n1".into()), "karpenter.sh/termination", None)
+        .await
+        .unwrap();
+    assert!(
+        Api::<Node>::all(client.clone())
+            .get_opt("n1")
+            .await
+            .unwrap()
+            .is_none(),
+        "last finalizer deletes"
+    );
+    assert_eq!(
+        client.delete_node("n1", None).await.unwrap(),
+        Deleted::AlreadyGone
+    );
+    client
+        .remove_finalizer(&Target::Node("n1".into()), "karpenter.sh/termination", None)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn eviction_blocked_by_pdb_returns_at_once() {
+    let (sim, client) = start().await;
+    seed_pod(
+        &sim,
+        "default",
+        "w1",
+        "n1",
+        json!({"app": "web"}),
+        "Running",
+    );
+    seed_pod(
+        &sim,
+        "default",
+        "w2",
+        "n1",
+        json!({"app": "web"}),
+        "Running",
+    );
+    Api::<PodDisruptionBudget>::namespaced(client.clone(), "default")
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "web"},
+            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}}}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let e = client.evict_pod("default", "w1", None).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    match &e {
+        ClusterError::Blocked { message, .. } => {
+            assert!(message.contains("DisruptionBudget"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(e.is_retryable());
+    assert_eq!(
+        sim.requests()
+            .iter()
+            .filter(|r| r.uri.contains("eviction"))
+            .count(),
+        1
+    );
+
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), "default");
+    let p = json!({"spec": {"minAvailable": 1}});
+    Api::<PodDisruptionBudget>::namespaced(client.clone(), "default")
+        .patch("web", &Default::default(), &kube::api::Patch::Merge(p))
+        .await
+        .unwrap();
+    let uid = pods.get("w1").await.unwrap().metadata.uid;
+    assert_eq!(
+        client
+            .evict_pod("default", "w1", Some("other-uid"))
+            .await
+            .unwrap(),
+        Evicted::AlreadyGone
+    );
+    assert_eq!(
+        client
+            .evict_pod("default", "w1", uid.as_deref())
+            .await
+            .unwrap(),
+        Evicted::Evicted
+    );
+    assert_eq!(
+        client.evict_pod("default", "w1", None).await.unwrap(),
+        Evicted::AlreadyGone
+    );
+}
+
+#[tokio::test]
+async fn events_are_recorded_and_deduplicated() {
+    let (_sim, client) = start().await;
+    let ev = EventSpec {
+        involved: InvolvedObject {
+            api_version: "karpenter.sh/v1".into(),
+            kind: "NodeClaim".into(),
+            name: "default-abcde".into(),
+            namespace: String::new(),
+            uid: "u-1".into(),
+        },
+        type_: EventType::Warning,
+        reason: reasons::DISRUPTION_BLOCKED.into(),
+        message: "Node is nominated for a pending pod".into(),
+    };
+    client.emit_event(&ev).await.unwrap();
+    client.emit_event(&ev).await.unwrap();
+    let events: Api<Event> = Api::namespaced(client, "default");
+    let list = events
+        .list(&ListParams::default().fields("involvedObject.name=default-abcde"))
+        .await
+        .unwrap();
+    assert_eq!(list.items.len(), 1);
+    let e = &list.items[0];
+    assert_eq!(
+        (e.reason.as_deref(), e.type_.as_deref(), e.count),
+        (Some("DisruptionBlocked"), Some("Warning"), Some(2))
+    );
+    assert_eq!(
+        e.source.as_ref().unwrap().component.as_deref(),
+        Some("karpenter")
+    );
+    assert_eq!(e.involved_object.kind.as_deref(), Some("NodeClaim"));
+}
+
+fn lease(holder: &str, now: jiff::Timestamp) -> LeaseRequest {
+    LeaseRequest {
+        namespace: "kube-system".into(),
+        name: "kerf-leader".into(),
+        holder: holder.into(),
+        duration: Duration::from_secs(15),
+        now,
+    }
+}
+
+#[tokio::test]
+async fn lease_take_renew_and_contend() {
+    let (_sim, client) = start().await;
+    let t0: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+    let s = |secs: i64| {
+        t0.checked_add(jiff::SignedDuration::from_secs(secs))
+            .unwrap()
+    };
+    let a = client.acquire_lease(&lease("a", t0)).await.unwrap();
+    assert_eq!(
+        a,
+        LeaseOutcome::Held {
+            expires: s(15),
+            transitions: 0
+        }
+    );
+    let renewed = client.acquire_lease(&lease("a", s(5))).await.unwrap();
+    assert_eq!(
+        renewed,
+        LeaseOutcome::Held {
+            expires: s(20),
+            transitions: 0
+        }
+    );
+    let blocked = client.acquire_lease(&lease("b", s(10))).await.unwrap();
+    assert_eq!(
+        blocked,
+        LeaseOutcome::HeldByOther {
+            holder: "a".into(),
+            expires: s(20)
+        }
+    );
+    let taken = client.acquire_lease(&lease("b", s(21))).await.unwrap();
+    assert_eq!(
+        taken,
+        LeaseOutcome::Held {
+            expires: s(36),
+            transitions: 1
+        }
+    );
+    client.release_lease(&lease("b", s(22))).await.unwrap();
+    let again = client.acquire_lease(&lease("a", s(23))).await.unwrap();
+    assert_eq!(
+        again,
+        LeaseOutcome::Held {
+            expires: s(38),
+            transitions: 1
+        }
+    );
+
+    let api: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(client.clone(), "kube-system");
+    let mut stale = api.get("kerf-leader").await.unwrap();
+    client.acquire_lease(&lease("a", s(24))).await.unwrap();
+    stale.spec.as_mut().unwrap().holder_identity = Some("c".into());
+    let e = api
+        .replace("kerf-leader", &PostParams::default(), &stale)
+        .await
+        .unwrap_err();
+    assert!(
+        ClusterError::from(e).is_conflict(),
+        "optimistic concurrency"
+    );
+}
+
+#[tokio::test]
+async fn server_errors_are_typed() {
+    let (sim, client) = start().await;
+    sim.inject(kerf_sim::Fault {
+        method: "GET".into(),
+        path_contains: "/nodes".into(),
+        times: 1,
+        error: kerf_sim::ApiError::new(503, "ServiceUnavailable", "etcd is down".into(), None),
+    });
+    let e = client.snapshot().await.unwrap_err();
+    assert!(
+        matches!(e, ClusterError::Transient(_)) && e.is_retryable(),
+        "{e:?}"
+    );
+    client.snapshot().await.unwrap();
+    let bad = Taint {
+        key: "k".into(),
+        effect: "NoSchedule".into(),
+        ..Taint::default()
+    };
+    let e = client.taint_node("absent", &bad).await.unwrap_err();
+    assert!(e.is_not_found() && !e.is_retryable());
+}

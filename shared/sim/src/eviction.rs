@@ -1,0 +1,161 @@
+//! The `pods/eviction` subresource with PodDisruptionBudget enforcement, following
+//! `pkg/registry/core/pod/storage/eviction.go`. The sim has no disruption controller, so
+//! PDB status is computed here at each eviction unless the PDB carries the annotation
+//! [`PIN_STATUS`] (then its stored status is used as-is).
+
+use crate::delete::{self, DeleteOptions};
+use crate::error::{ApiError, success_status};
+use crate::meta::{self, deleting, meta_str};
+use crate::registry::ResourceInfo;
+use crate::selector::LabelSelector;
+use crate::store::{Store, key};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Annotation on a PDB that makes the sim trust its stored `.status`.
+pub const PIN_STATUS: &str = "sim.kerf.dev/pin-status";
+
+const PDB_RES: &str = "policy/poddisruptionbudgets";
+const BLOCKED: &str = "Cannot evict pod as it would violate the pod's disruption budget.";
+
+/// Handles `POST .../pods/{name}/eviction`; returns the 201 Status body.
+pub fn evict(
+    st: &mut Store,
+    pods: &ResourceInfo,
+    ns: &str,
+    name: &str,
+    body: &Value,
+    graceful: bool,
+) -> Result<Value, ApiError> {
+    let body_name = meta_str(body, "name");
+    if !body_name.is_empty() && body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "name in URL does not match name in Eviction object: {name} != {body_name}"
+        )));
+    }
+    let opts_body = body
+        .get("deleteOptions")
+        .or_else(|| body.get("delete_options"));
+    let opts = DeleteOptions::from_body(opts_body.unwrap_or(&Value::Null));
+    let pod = st
+        .get(&key("/pods", ns, name))
+        .ok_or_else(|| ApiError::not_found(&pods.res_name(), name))?;
+    let phase = pod["status"]["phase"].as_str().unwrap_or_default();
+    if matches!(phase, "Pending" | "Succeeded" | "Failed") || deleting(&pod) {
+        delete::delete(st, pods, ns, name, &opts, graceful)?;
+        return Ok(success_status(201, None));
+    }
+    let pdbs = matching_pdbs(st, ns, &pod);
+    if pdbs.len() > 1 {
+        return Err(ApiError::internal_plain(
+            "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+        ));
+    }
+    if let Some(pdb) = pdbs.into_iter().next() {
+        check_budget(st, ns, &pod, &pdb)?;
+    }
+    delete::delete(st, pods, ns, name, &opts, graceful)?;
+    Ok(success_status(201, None))
+}
+
+fn matching_pdbs(st: &Store, ns: &str, pod: &Value) -> Vec<Arc<Value>> {
+    st.range(PDB_RES, Some(ns), None)
+        .filter(|(_, pdb)| {
+            LabelSelector::from_object(&pdb["spec"]["selector"]).is_some_and(|s| s.matches(pod))
+        })
+        .map(|(_, v)| v.clone())
+        .collect()
+}
+
+fn is_ready(pod: &Value) -> bool {
+    pod["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+}
+
+/// `int` or `"N%"` of `total`, rounding up like the disruption controller.
+fn scaled(v: &Value, total: i64) -> Option<i64> {
+    if let Some(i) = v.as_i64() {
+        return Some(i);
+    }
+    let pct: i64 = v.as_str()?.strip_suffix('%')?.parse().ok()?;
+    Some((pct * total + 99) / 100)
+}
+
+/// The status the disruption controller would compute now.
+fn computed_status(st: &Store, ns: &str, pdb: &Value) -> Value {
+    let sel = LabelSelector::from_object(&pdb["spec"]["selector"]);
+    let pods: Vec<Arc<Value>> = st
+        .range("/pods", Some(ns), None)
+        .filter(|(_, p)| sel.as_ref().is_some_and(|s| s.matches(p)))
+        .filter(|(_, p)| !matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed")))
+        .map(|(_, p)| p.clone())
+        .collect();
+    let expected = pods.len() as i64;
+    let healthy = pods.iter().filter(|p| is_ready(p) && !deleting(p)).count() as i64;
+    let spec = &pdb["spec"];
+    let desired = match (
+        scaled(&spec["minAvailable"], expected),
+        scaled(&spec["maxUnavailable"], expected),
+    ) {
+        (Some(min), _) => min,
+        (None, Some(max)) => (expected - max).max(0),
+        (None, None) => 0,
+    };
+    let mut status = pdb["status"].clone();
+    status["observedGeneration"] = pdb["metadata"]["generation"].clone();
+    status["expectedPods"] = json!(expected);
+    status["currentHealthy"] = json!(healthy);
+    status["desiredHealthy"] = json!(desired);
+    status["disruptionsAllowed"] = json!((healthy - desired).max(0));
+    status
+}
+
+fn blocked(message: String, retry_after: Option<u64>) -> ApiError {
+    let mut details = json!({"causes": [{"reason": "DisruptionBudget", "message": message}]});
+    if let Some(s) = retry_after {
+        details["retryAfterSeconds"] = json!(s);
+    }
+    let mut e = ApiError::new(429, "TooManyRequests", BLOCKED.into(), Some(details));
+    e.retry_after = retry_after;
+    e
+}
+
+fn check_budget(st: &mut Store, ns: &str, pod: &Value, pdb: &Value) -> Result<(), ApiError> {
+    let pdb_name = meta_str(pdb, "name").to_string();
+    let pinned = pdb["metadata"]["annotations"][PIN_STATUS] == "true";
+    let status = if pinned {
+        pdb["status"].clone()
+    } else {
+        computed_status(st, ns, pdb)
+    };
+    let generation = pdb["metadata"]["generation"].as_i64().unwrap_or(0);
+    if status["observedGeneration"].as_i64().unwrap_or(0) < generation {
+        let msg =
+            format!("The disruption budget {pdb_name} is still being processed by the server.");
+        return Err(blocked(msg, Some(10)));
+    }
+    let healthy = status["currentHealthy"].as_i64().unwrap_or(0);
+    let desired = status["desiredHealthy"].as_i64().unwrap_or(0);
+    if !is_ready(pod) {
+        let always = pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow";
+        if always || (healthy >= desired && desired > 0) {
+            return Ok(());
+        }
+    }
+    let allowed = status["disruptionsAllowed"].as_i64().unwrap_or(0);
+    if allowed <= 0 {
+        let msg = format!(
+            "The disruption budget {pdb_name} needs {desired} healthy pods and has {healthy} currently"
+        );
+        return Err(blocked(msg, None));
+    }
+    let mut new = pdb.clone();
+    new["status"] = status;
+    new["status"]["disruptionsAllowed"] = json!(allowed - 1);
+    new["status"]["disruptedPods"][meta_str(pod, "name")] = json!(meta::now());
+    st.put(key(PDB_RES, ns, &pdb_name), new);
+    Ok(())
+}

@@ -1,0 +1,241 @@
+//! Kerf's in-process Kubernetes API server.
+//!
+//! [`Sim::start`] serves the Kubernetes REST API on `127.0.0.1:<random port>` (plain HTTP,
+//! or HTTPS with a generated CA through [`SimBuilder::tls`]) so that a real `kube::Client`
+//! can be tested against it. It keeps JSON objects in memory and honours the semantics Kerf
+//! relies on: resourceVersion conflicts, generateName, status subresources, generation,
+//! finalizers and deletionTimestamp, label and field selectors, limit/continue pagination,
+//! merge / JSON / strategic / apply patches, the pods/eviction subresource with
+//! PodDisruptionBudgets, watches with bookmarks, and OpenAPI validation of the Karpenter
+//! CRDs from `kerf_api::crds::all()` (plus the few CEL rules listed in [`cel`]).
+//!
+//! Not modelled: namespaces need not exist, no garbage collector (ownerReferences and
+//! propagationPolicy do not cascade), server-side apply is create-or-merge (no field
+//! ownership), lists after a continue token show current state rather than the token's
+//! snapshot, and no admission webhooks run.
+
+pub mod cel;
+pub mod delete;
+pub mod error;
+pub mod eviction;
+pub mod meta;
+pub mod patch;
+pub mod query;
+pub mod read;
+pub mod registry;
+pub mod route;
+pub mod schema;
+pub mod selector;
+mod server;
+pub mod state;
+pub mod store;
+pub mod tls;
+pub mod watch;
+pub mod write;
+
+pub use error::ApiError;
+pub use state::{Fault, RequestRecord, SimOptions};
+
+use registry::Registry;
+use serde_json::Value;
+use state::State;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+/// Failures starting or using the sim.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// Binding or serving failed.
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    /// Certificate generation or TLS setup failed.
+    #[error("tls: {0}")]
+    Tls(String),
+    /// Building the kube client failed.
+    #[error("kube client: {0}")]
+    Client(String),
+    /// A seeded object was rejected.
+    #[error("seed rejected: {0}")]
+    Seed(String),
+}
+
+/// Configures a [`Sim`] before starting it.
+#[derive(Debug, Default)]
+pub struct SimBuilder {
+    options: SimOptions,
+    tls: bool,
+    no_karpenter_crds: bool,
+    crds: Vec<Value>,
+}
+
+impl SimBuilder {
+    /// Serve HTTPS with a freshly generated CA.
+    pub fn tls(mut self, on: bool) -> Self {
+        self.tls = on;
+        self
+    }
+
+    /// Replaces the behaviour knobs.
+    pub fn options(mut self, options: SimOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Registers an extra CRD (JSON form of a `CustomResourceDefinition`).
+    pub fn crd(mut self, crd: Value) -> Self {
+        self.crds.push(crd);
+        self
+    }
+
+    /// Leaves out the Karpenter CRDs that are registered by default.
+    pub fn without_karpenter_crds(mut self) -> Self {
+        self.no_karpenter_crds = true;
+        self
+    }
+
+    /// Binds 127.0.0.1:0 and starts serving on the current tokio runtime.
+    pub async fn start(self) -> Result<Sim, SimError> {
+        let mut registry = Registry::builtin();
+        if !self.no_karpenter_crds {
+            for crd in kerf_api::crds::all() {
+                let v = serde_json::to_value(&crd).map_err(|e| SimError::Seed(e.to_string()))?;
+                registry.add_crd(&v);
+            }
+        }
+        for crd in &self.crds {
+            registry.add_crd(crd);
+        }
+        let state = Arc::new(State::new(registry, self.options));
+        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = tcp.local_addr()?;
+        let app_state = state.clone();
+        let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
+            let st = app_state.clone();
+            async move { server::handle(st, req).await }
+        });
+        let (tx, rx) = oneshot::channel::<()>();
+        let shutdown = async move {
+            let _ = rx.await;
+        };
+        let (scheme, ca) = if self.tls {
+            let m = tls::generate()?;
+            let listener = tls::TlsListener {
+                tcp,
+                acceptor: m.config.clone().into(),
+            };
+            tokio::spawn(
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(shutdown)
+                    .into_future(),
+            );
+            ("https", Some(m.ca_pem))
+        } else {
+            tokio::spawn(
+                axum::serve(tcp, app)
+                    .with_graceful_shutdown(shutdown)
+                    .into_future(),
+            );
+            ("http", None)
+        };
+        let url = format!("{scheme}://{addr}");
+        Ok(Sim {
+            state,
+            url,
+            ca_pem: ca,
+            shutdown: Some(tx),
+        })
+    }
+}
+
+/// A running in-process API server; stops when dropped.
+#[derive(Debug)]
+pub struct Sim {
+    state: Arc<State>,
+    url: String,
+    ca_pem: Option<String>,
+    shutdown: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl Sim {
+    /// A builder with default options, plain HTTP and the Karpenter CRDs.
+    pub fn builder() -> SimBuilder {
+        SimBuilder::default()
+    }
+
+    /// Starts a plain-HTTP server with default options.
+    pub async fn start() -> Result<Self, SimError> {
+        Self::builder().start().await
+    }
+
+    /// Base URL, e.g. `http://127.0.0.1:41234`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// PEM of the CA that signed the server certificate (TLS mode only).
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// A `kube::Client` for this server, with client-side retries off (see kube-testing §4).
+    pub fn client(&self) -> Result<kube::Client, SimError> {
+        let err = |e: &dyn std::fmt::Display| SimError::Client(e.to_string());
+        let uri = self.url.parse().map_err(|e| err(&e))?;
+        let mut config = kube::Config::new(uri);
+        config.default_retry = false;
+        if let Some(pem) = &self.ca_pem {
+            config.root_cert = Some(vec![pem_to_der(pem).map_err(|e| err(&e))?]);
+        }
+        kube::Client::try_from(config).map_err(|e| err(&e))
+    }
+
+    /// Stores an object directly (test harness, kubelet or controller stand-in): metadata is
+    /// filled like a create, but status is kept and no schema validation runs.
+    pub fn seed(&self, obj: Value) -> Result<Value, SimError> {
+        seed::seed(&self.state, obj).map_err(|e| SimError::Seed(e.body.to_string()))
+    }
+
+    /// Every request served so far.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.state.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Makes the next matching requests fail with the given error.
+    pub fn inject(&self, fault: Fault) {
+        if let Ok(mut f) = self.state.faults.lock() {
+            f.push(fault);
+        }
+    }
+
+    /// Forgets the change history: older watches and continue tokens then get 410.
+    pub fn compact(&self) {
+        self.state.store().compact();
+    }
+
+    /// The current global resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.state.store().rv()
+    }
+}
+
+mod seed;
+
+/// Decodes the first PEM block to DER.
+pub fn pem_to_der(pem: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    use base64::Engine;
+    let body: String = pem
+        .lines()
+        .skip_while(|l| !l.starts_with("-----BEGIN"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("-----END"))
+        .collect();
+    base64::engine::general_purpose::STANDARD.decode(body)
+}

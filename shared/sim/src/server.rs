@@ -1,0 +1,229 @@
+//! The HTTP front: one axum fallback handler that routes, injects faults, dispatches to the
+//! read/write/watch/eviction logic and renders replies and Status errors.
+
+use crate::delete::{self, DeleteOptions};
+use crate::error::ApiError;
+use crate::patch::PatchKind;
+use crate::query::Query;
+use crate::registry::ResourceInfo;
+use crate::route::{self, Route};
+use crate::state::{RequestRecord, State};
+use crate::write;
+use crate::{eviction, read, watch};
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// What a handler produced.
+enum Reply {
+    Json(u16, Value),
+    Raw(u16, Vec<u8>),
+    Stream(Body),
+}
+
+fn json_response(code: u16, bytes: Vec<u8>) -> Response {
+    let mut r = Response::new(Body::from(bytes));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn error_response(e: &ApiError) -> Response {
+    let mut r = json_response(e.code, e.body.to_string().into_bytes());
+    if let Some(s) = e.retry_after
+        && let Ok(v) = HeaderValue::from_str(&s.to_string())
+    {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
+/// The single entry point for every request.
+pub async fn handle(state: Arc<State>, req: Request) -> Response {
+    let method = req.method().clone();
+    let uri = req.uri().to_string();
+    let auth = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let ct = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let path = req.uri().path().to_string();
+    let query = Query::parse(req.uri().query());
+    let result = match state.take_fault(method.as_str(), &path) {
+        Some(e) => Err(e),
+        None => match axum::body::to_bytes(req.into_body(), 64 << 20).await {
+            Ok(body) => dispatch(&state, &method, &path, &query, &ct, &body),
+            Err(e) => Err(ApiError::bad_request(format!("reading body: {e}"))),
+        },
+    };
+    let response = match result {
+        Ok(Reply::Json(code, v)) => json_response(code, v.to_string().into_bytes()),
+        Ok(Reply::Raw(code, b)) => json_response(code, b),
+        Ok(Reply::Stream(body)) => {
+            let mut r = Response::new(body);
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            r
+        }
+        Err(e) => error_response(&e),
+    };
+    let status = response.status().as_u16();
+    state.record(RequestRecord {
+        method: method.to_string(),
+        uri,
+        authorization: auth,
+        status,
+    });
+    response
+}
+
+fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("malformed request body: {e}")))
+}
+
+fn dispatch(
+    state: &State,
+    method: &Method,
+    path: &str,
+    q: &Query,
+    ct: &str,
+    body: &[u8],
+) -> Result<Reply, ApiError> {
+    if q.dry_run {
+        return Err(ApiError::bad_request("dryRun is not supported by kerf-sim"));
+    }
+    match route::resolve(&state.registry, path)? {
+        Route::Doc(v) if method == Method::GET => Ok(Reply::Json(200, v)),
+        Route::Doc(_) => Err(ApiError::method_not_allowed()),
+        Route::Collection { res, ns } => {
+            let info = state.registry.get(res).ok_or_else(ApiError::no_route)?;
+            collection(state, info, ns.as_deref(), method, q, body)
+        }
+        Route::Object { res, ns, name, sub } => {
+            let info = state.registry.get(res).ok_or_else(ApiError::no_route)?;
+            let target = Target {
+                info,
+                ns: &ns,
+                name: &name,
+            };
+            object(state, &target, sub.as_deref(), method, q, ct, body)
+        }
+    }
+}
+
+fn collection(
+    state: &State,
+    info: &ResourceInfo,
+    ns: Option<&str>,
+    method: &Method,
+    q: &Query,
+    body: &[u8],
+) -> Result<Reply, ApiError> {
+    match *method {
+        Method::GET if q.watch => {
+            let stream = watch::start(state, info, ns, q)?;
+            Ok(Reply::Stream(Body::from_stream(stream)))
+        }
+        Method::GET => {
+            let page = read::list(&state.store(), info, ns, q)?;
+            Ok(Reply::Raw(200, page.to_bytes(info)))
+        }
+        Method::POST if info.namespaced && ns.is_none() => Err(ApiError::method_not_allowed()),
+        Method::POST => {
+            let ns = ns.unwrap_or_default();
+            let obj = write::create(&mut state.store(), info, ns, parse_body(body)?)?;
+            Ok(Reply::Json(201, obj))
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+/// One addressed object.
+struct Target<'a> {
+    info: &'a ResourceInfo,
+    ns: &'a str,
+    name: &'a str,
+}
+
+fn object(
+    state: &State,
+    t: &Target<'_>,
+    sub: Option<&str>,
+    method: &Method,
+    q: &Query,
+    ct: &str,
+    body: &[u8],
+) -> Result<Reply, ApiError> {
+    let status_sub = match sub {
+        None => false,
+        Some("status") if t.info.status_subresource => true,
+        Some("eviction")
+            if t.info.group.is_empty() && t.info.plural == "pods" && method == Method::POST =>
+        {
+            let graceful = state.options.graceful_pod_deletion;
+            let v = eviction::evict(
+                &mut state.store(),
+                t.info,
+                t.ns,
+                t.name,
+                &parse_body(body)?,
+                graceful,
+            )?;
+            return Ok(Reply::Json(201, v));
+        }
+        Some(_) => return Err(ApiError::no_route()),
+    };
+    let mut st = state.store();
+    match *method {
+        Method::GET => Ok(Reply::Json(
+            200,
+            (*read::get(&st, t.info, t.ns, t.name)?).clone(),
+        )),
+        Method::PUT => {
+            let v = write::update(&mut st, t.info, t.ns, t.name, parse_body(body)?, status_sub)?;
+            Ok(Reply::Json(200, v))
+        }
+        Method::PATCH => {
+            let kind = PatchKind::from_content_type(ct)?;
+            let fm = q.field_manager.as_deref();
+            let (code, v) = write::patch(
+                &mut st,
+                t.info,
+                t.ns,
+                t.name,
+                kind,
+                parse_body(body)?,
+                status_sub,
+                fm,
+            )?;
+            Ok(Reply::Json(code, v))
+        }
+        Method::DELETE if !status_sub => {
+            let opts = DeleteOptions::from_body(&parse_body(body)?);
+            let graceful = state.options.graceful_pod_deletion;
+            Ok(Reply::Json(
+                200,
+                delete::delete(&mut st, t.info, t.ns, t.name, &opts, graceful)?,
+            ))
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}

@@ -1,0 +1,110 @@
+//! Shared server state: the registry, the store, options, the request log and faults.
+
+use crate::error::ApiError;
+use crate::registry::Registry;
+use crate::store::Store;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Behaviour knobs.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// Leave bound, running pods Terminating on delete/eviction (like a kubelet that
+    /// has not finished yet) instead of removing them at once.
+    pub graceful_pod_deletion: bool,
+    /// How often a watch with `allowWatchBookmarks` gets a BOOKMARK.
+    pub bookmark_interval: Duration,
+    /// Upper bound on a watch's duration (the client's `timeoutSeconds` is honoured below it).
+    pub max_watch: Duration,
+    /// Number of changes kept for watches; older resourceVersions get 410.
+    pub history: usize,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        Self {
+            graceful_pod_deletion: false,
+            bookmark_interval: Duration::from_secs(1),
+            max_watch: Duration::from_secs(300),
+            history: 20_000,
+        }
+    }
+}
+
+/// One served request, for assertions in tests.
+#[derive(Debug, Clone)]
+pub struct RequestRecord {
+    /// HTTP method.
+    pub method: String,
+    /// Path and query.
+    pub uri: String,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<String>,
+    /// HTTP status of the reply.
+    pub status: u16,
+}
+
+/// An injected failure: the next `times` requests whose method and path match get `error`.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    /// Method to match (`GET`, `POST`, ...), or empty for any.
+    pub method: String,
+    /// Substring of the path to match.
+    pub path_contains: String,
+    /// How many more requests to fail.
+    pub times: usize,
+    /// The error to answer with.
+    pub error: ApiError,
+}
+
+/// Everything a request handler needs.
+#[derive(Debug)]
+pub struct State {
+    /// Served resources.
+    pub registry: Registry,
+    /// Objects.
+    pub store: Mutex<Store>,
+    /// Knobs.
+    pub options: SimOptions,
+    /// Served requests.
+    pub log: Mutex<Vec<RequestRecord>>,
+    /// Pending injected failures.
+    pub faults: Mutex<Vec<Fault>>,
+}
+
+impl State {
+    /// Builds the state.
+    pub fn new(registry: Registry, options: SimOptions) -> Self {
+        Self {
+            store: Mutex::new(Store::new(options.history)),
+            registry,
+            options,
+            log: Mutex::new(Vec::new()),
+            faults: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Locks the store (a poisoned lock is recovered: the data is plain JSON).
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the first matching injected fault, if any.
+    pub fn take_fault(&self, method: &str, path: &str) -> Option<ApiError> {
+        let mut faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        let i = faults.iter().position(|f| {
+            (f.method.is_empty() || f.method == method) && path.contains(&f.path_contains)
+        })?;
+        let err = faults[i].error.clone();
+        faults[i].times -= 1;
+        if faults[i].times == 0 {
+            faults.remove(i);
+        }
+        Some(err)
+    }
+
+    /// Appends to the request log.
+    pub fn record(&self, r: RequestRecord) {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).push(r);
+    }
+}

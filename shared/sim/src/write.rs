@@ -1,0 +1,301 @@
+//! The write pipeline shared by create, update (PUT), every patch type and delete:
+//! status-subresource filtering, immutable metadata, generation, schema defaulting and
+//! validation, finalizers and deletionTimestamp.
+
+use crate::error::{ApiError, Cause};
+use crate::meta::{self, deleting, finalizers, meta_remove, meta_str};
+use crate::patch::{self, PatchKind};
+use crate::registry::ResourceInfo;
+use crate::schema;
+use crate::store::{Key, Store, key};
+use serde_json::{Value, json};
+
+/// The storage key of a resource type (shared by all its versions).
+pub fn res_key(res: &ResourceInfo) -> String {
+    format!("{}/{}", res.group, res.plural)
+}
+
+pub(crate) fn obj_key(res: &ResourceInfo, ns: &str, name: &str) -> Key {
+    key(&res_key(res), if res.namespaced { ns } else { "" }, name)
+}
+
+fn require_object(body: &Value) -> Result<(), ApiError> {
+    if body.is_object() && (body["metadata"].is_null() || body["metadata"].is_object()) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ))
+    }
+}
+
+fn set_type_meta(res: &ResourceInfo, obj: &mut Value) {
+    obj["apiVersion"] = json!(res.api_version());
+    obj["kind"] = json!(res.kind);
+}
+
+/// Applies schema defaults and validates custom resources; 422 on failure.
+fn admit(res: &ResourceInfo, obj: &mut Value, old: Option<&Value>) -> Result<(), ApiError> {
+    let Some(s) = &res.schema else { return Ok(()) };
+    schema::default_and_prune(s, obj);
+    let causes = schema::validate(s, obj, old);
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        &res.kind,
+        &res.group,
+        meta_str(obj, "name"),
+        &causes,
+    ))
+}
+
+fn reset_status_on_create(res: &ResourceInfo, obj: &mut Value) {
+    let m = obj.as_object_mut();
+    match (res.group.as_str(), res.plural.as_str(), m) {
+        ("", "pods", Some(m)) => {
+            m.insert("status".into(), json!({"phase": "Pending"}));
+        }
+        ("", "nodes" | "namespaces" | "events" | "configmaps", _) => {}
+        (_, _, Some(m)) if res.status_subresource => {
+            m.remove("status");
+        }
+        _ => {}
+    }
+}
+
+/// POST to a collection.
+pub fn create(
+    st: &mut Store,
+    res: &ResourceInfo,
+    ns: &str,
+    mut body: Value,
+) -> Result<Value, ApiError> {
+    require_object(&body)?;
+    let body_ns = meta_str(&body, "namespace").to_string();
+    if res.namespaced && !body_ns.is_empty() && body_ns != ns {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    let name = pick_name(st, res, ns, &body)?;
+    if st.get(&obj_key(res, ns, &name)).is_some() {
+        return Err(ApiError::already_exists(&res.res_name(), &name));
+    }
+    body["metadata"]["name"] = json!(name);
+    if res.namespaced {
+        body["metadata"]["namespace"] = json!(ns);
+    } else {
+        meta_remove(&mut body, "namespace");
+    }
+    for f in [
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+        "resourceVersion",
+    ] {
+        meta_remove(&mut body, f);
+    }
+    body["metadata"]["uid"] = json!(meta::uid());
+    body["metadata"]["creationTimestamp"] = json!(meta::now());
+    if res.generation {
+        body["metadata"]["generation"] = json!(1);
+    }
+    set_type_meta(res, &mut body);
+    reset_status_on_create(res, &mut body);
+    admit(res, &mut body, None)?;
+    Ok((*st.put(obj_key(res, ns, &name), body)).clone())
+}
+
+fn pick_name(st: &Store, res: &ResourceInfo, ns: &str, body: &Value) -> Result<String, ApiError> {
+    let name = meta_str(body, "name");
+    if !name.is_empty() {
+        return Ok(name.to_string());
+    }
+    let prefix = meta_str(body, "generateName");
+    if prefix.is_empty() {
+        let cause = Cause {
+            reason: "FieldValueRequired",
+            message: "Required value: name or generateName is required".into(),
+            field: "metadata.name".into(),
+        };
+        return Err(ApiError::invalid(&res.kind, &res.group, "", &[cause]));
+    }
+    let mut candidate = meta::generate_name(prefix);
+    for _ in 0..8 {
+        if st.get(&obj_key(res, ns, &candidate)).is_none() {
+            break;
+        }
+        candidate = meta::generate_name(prefix);
+    }
+    Ok(candidate)
+}
+
+/// PUT on an object or its `/status`.
+pub fn update(
+    st: &mut Store,
+    res: &ResourceInfo,
+    ns: &str,
+    name: &str,
+    body: Value,
+    status_sub: bool,
+) -> Result<Value, ApiError> {
+    require_object(&body)?;
+    let k = obj_key(res, ns, name);
+    let old = st
+        .get(&k)
+        .ok_or_else(|| ApiError::not_found(&res.res_name(), name))?;
+    let body_name = meta_str(&body, "name");
+    if !body_name.is_empty() && body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let rv = meta_str(&body, "resourceVersion");
+    if rv.is_empty() && res.custom {
+        let cause = Cause {
+            reason: "FieldValueInvalid",
+            message: "Invalid value: 0x0: must be specified for an update".into(),
+            field: "metadata.resourceVersion".into(),
+        };
+        return Err(ApiError::invalid(&res.plural, &res.group, name, &[cause]));
+    }
+    if !rv.is_empty() && rv != meta_str(&old, "resourceVersion") {
+        return Err(ApiError::conflict(&res.res_name(), name));
+    }
+    commit(st, res, k, &old, body, status_sub)
+}
+
+/// PATCH on an object or its `/status`; returns the HTTP code (201 when apply creates).
+#[allow(clippy::too_many_arguments)]
+pub fn patch(
+    st: &mut Store,
+    res: &ResourceInfo,
+    ns: &str,
+    name: &str,
+    kind: PatchKind,
+    body: Value,
+    status_sub: bool,
+    field_manager: Option<&str>,
+) -> Result<(u16, Value), ApiError> {
+    let k = obj_key(res, ns, name);
+    if kind == PatchKind::Apply && field_manager.is_none_or(str::is_empty) {
+        let cause = Cause {
+            reason: "FieldValueRequired",
+            message: "Required value: is required for apply patch".into(),
+            field: "fieldManager".into(),
+        };
+        return Err(ApiError::invalid(&res.kind, &res.group, name, &[cause]));
+    }
+    let Some(old) = st.get(&k) else {
+        if kind == PatchKind::Apply && !status_sub {
+            let mut obj = body;
+            obj["metadata"]["name"] = json!(name);
+            return Ok((201, create(st, res, ns, obj)?));
+        }
+        return Err(ApiError::not_found(&res.res_name(), name));
+    };
+    let mut doc = (*old).clone();
+    match kind {
+        PatchKind::Merge | PatchKind::Apply => {
+            require_object(&body)?;
+            patch::merge(&mut doc, &body);
+        }
+        PatchKind::Json => patch::json_patch(&mut doc, &body)?,
+        PatchKind::Strategic if res.custom => {
+            return Err(ApiError::unsupported_media(
+                "application/strategic-merge-patch+json",
+            ));
+        }
+        PatchKind::Strategic => patch::strategic(&mut doc, &body),
+    }
+    if meta_str(&doc, "resourceVersion") != meta_str(&old, "resourceVersion") {
+        return Err(ApiError::conflict(&res.res_name(), name));
+    }
+    Ok((200, commit(st, res, k, &old, doc, status_sub)?))
+}
+
+fn carry_over(res: &ResourceInfo, old: &Value, mut new: Value, status_sub: bool) -> Value {
+    if status_sub {
+        let mut merged = old.clone();
+        merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);
+        new = merged;
+    } else if res.status_subresource {
+        new["status"] = old.get("status").cloned().unwrap_or(Value::Null);
+    }
+    if let Some(m) = new.as_object_mut()
+        && m.get("status").is_some_and(Value::is_null)
+    {
+        m.remove("status");
+    }
+    for f in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "name",
+        "namespace",
+        "generation",
+    ] {
+        match old["metadata"].get(f) {
+            Some(v) => new["metadata"][f] = v.clone(),
+            None => meta_remove(&mut new, f),
+        }
+    }
+    meta_remove(&mut new, "managedFields");
+    new
+}
+
+fn check_finalizers(res: &ResourceInfo, old: &Value, new: &Value) -> Result<(), ApiError> {
+    if !deleting(old) {
+        return Ok(());
+    }
+    let before = finalizers(old);
+    let added: Vec<String> = finalizers(new)
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .collect();
+    if added.is_empty() {
+        return Ok(());
+    }
+    let cause = Cause {
+        reason: "FieldValueForbidden",
+        message: format!(
+            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {added:?}"
+        ),
+        field: "metadata.finalizers".into(),
+    };
+    Err(ApiError::invalid(
+        &res.kind,
+        &res.group,
+        meta_str(old, "name"),
+        &[cause],
+    ))
+}
+
+/// Stores `new` as the next state of `old` (after carry-over, checks and admission).
+fn commit(
+    st: &mut Store,
+    res: &ResourceInfo,
+    k: Key,
+    old: &Value,
+    new: Value,
+    status_sub: bool,
+) -> Result<Value, ApiError> {
+    let mut new = carry_over(res, old, new, status_sub);
+    check_finalizers(res, old, &new)?;
+    set_type_meta(res, &mut new);
+    if res.generation && !status_sub && meta::spec_changed(old, &new) {
+        let g = old["metadata"]["generation"].as_i64().unwrap_or(0);
+        new["metadata"]["generation"] = json!(g + 1);
+    }
+    admit(res, &mut new, Some(old))?;
+    new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+    if &new == old {
+        return Ok(new);
+    }
+    if deleting(&new) && finalizers(&new).is_empty() {
+        return Ok(st.remove(&k).map(|v| (*v).clone()).unwrap_or(new));
+    }
+    Ok((*st.put(k, new)).clone())
+}

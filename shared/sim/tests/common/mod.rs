@@ -1,0 +1,66 @@
+//! Helpers shared by the sim's integration tests.
+#![allow(dead_code)]
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kerf_sim::Sim;
+use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+use kube::{Client, Resource};
+use serde_json::{Value, json};
+
+/// Starts a sim and a client for it.
+pub async fn start() -> (Sim, Client) {
+    let sim = Sim::start().await.unwrap();
+    let client = sim.client().unwrap();
+    (sim, client)
+}
+
+/// The Status of a failed call.
+pub fn status(e: kube::Error) -> kube::core::Status {
+    match e {
+        kube::Error::Api(s) => *s,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+/// A node with labels.
+pub fn node(name: &str, labels: Value) -> Node {
+    serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap()
+}
+
+/// A pod on a node with labels.
+pub fn pod(name: &str, node: &str, labels: Value) -> Pod {
+    serde_json::from_value(json!({"metadata": {"name": name, "labels": labels},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox"}]}}))
+    .unwrap()
+}
+
+/// A running, Ready pod stored directly (as a kubelet would leave it).
+pub fn seed_running_pod(sim: &Sim, ns: &str, name: &str, labels: Value) {
+    sim.seed(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": labels},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "busybox"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}))
+        .unwrap();
+}
+
+/// A dynamic API for a kerf-api custom resource.
+pub fn dynamic<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &ApiResource::erase::<K>(&()))
+}
+
+/// A valid NodePool document.
+pub fn nodepool(name: &str) -> Value {
+    json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name},
+        "spec": {"template": {"spec": {
+            "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}}})
+}
+
+/// Creates a dynamic object from JSON.
+pub async fn create_dynamic(
+    api: &Api<DynamicObject>,
+    v: Value,
+) -> Result<DynamicObject, kube::Error> {
+    api.create(&PostParams::default(), &serde_json::from_value(v).unwrap())
+        .await
+}
