@@ -24,7 +24,10 @@ pub fn evaluate(run: &Run<'_>) -> (usize, f64) {
         .filter(|p| p.is_some_and(|s| s < run.existing))
         .count();
     let mut cost = 0.0;
-    for slot in &run.slots[run.existing..] {
+    for slot in run.slots[run.existing..]
+        .iter()
+        .filter(|s| !s.pods.is_empty())
+    {
         let SlotKind::Bin { pool, target } = slot.kind else {
             continue;
         };
@@ -54,7 +57,10 @@ pub fn plan(
     let mut plan = Plan::new();
     let mut names = taken.clone();
     let mut lost: Vec<(usize, String)> = Vec::new();
-    for slot in &run.slots[run.existing..] {
+    for slot in run.slots[run.existing..]
+        .iter()
+        .filter(|s| !s.pods.is_empty())
+    {
         let SlotKind::Bin { pool, target } = slot.kind else {
             continue;
         };

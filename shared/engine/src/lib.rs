@@ -7,6 +7,7 @@
 //! preferences relaxed in Karpenter's order) and then minimises the hourly cost of what it
 //! launches by comparing packing policies and resizing every new claim to its cheapest fit.
 
+pub mod confpack;
 pub mod labels;
 pub mod model;
 pub mod plan;
@@ -17,9 +18,11 @@ pub mod taints;
 
 mod finalize;
 mod fit;
+mod lpfit;
 mod open;
 mod pools;
 mod prepare;
+mod repack;
 mod res;
 mod scheduler;
 mod slots;
@@ -44,12 +47,7 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
     let pools = pools::prepare(snap, &ix);
     let base = prepare::base(snap, &ix, pools, &pending);
     let policies: &[Policy] = if opts.optimize_cost {
-        &[
-            Policy::Largest,
-            Policy::Efficient(0),
-            Policy::Efficient(1),
-            Policy::Efficient(2),
-        ]
+        &[Policy::Largest, Policy::Efficient(0), Policy::Efficient(1)]
     } else {
         &[Policy::Largest]
     };
@@ -62,6 +60,13 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
         if best.as_ref().is_none_or(|(_, b)| better(score, *b)) {
             best = Some((run, score));
         }
+    }
+    // Repacking rebuilds groups from scratch and only keeps cheaper results, so it runs once,
+    // on the winning policy.
+    if opts.optimize_cost
+        && let Some((run, _)) = &mut best
+    {
+        repack::repack(run);
     }
     let mut plan = match &best {
         Some((run, _)) => finalize::plan(run, &ix, opts.max_instance_types, opts.seed, &taken),

@@ -1,9 +1,8 @@
-//! A lower bound on the hourly cost of hosting a set of pod groups: the LP relaxation of the
-//! packing problem (pods divisible, nodes fractional). Columns are offerings (instance type
-//! × zone × capacity type) with their usable capacity; a group may only use the offerings
-//! its requirements allow. Columns dominated per dollar by another column that serves at
-//! least the same groups are dropped first; that cannot change the LP optimum.
+//! A lower bound on the hourly cost of hosting groups of identical pods: the configuration
+//! LP (whole pods per node, fractional node counts) over every offering the groups may use,
+//! solved by the engine's column generation with Farley's bound.
 
+use kerf_engine::confpack::{Instance, NodeType, Shape, solve, undominated};
 use minilp::{ComparisonOp, OptimizationDirection, Problem};
 
 /// Resources the bound tracks: cpu, memory, pods.
@@ -18,16 +17,39 @@ pub struct Column {
     pub groups: u64,
 }
 
-/// Pods with identical placement options, and their summed requests.
+/// Identical pods with the same placement options: one pod's request and how many.
 #[derive(Clone, Debug)]
 pub struct Group {
-    pub demand: [f64; DIMS],
+    pub req: [f64; DIMS],
+    pub count: u32,
 }
 
-/// The LP optimum, or `None` if the LP is infeasible.
-pub fn lower_bound(groups: &[Group], columns: &[Column]) -> Option<f64> {
-    assert!(groups.len() <= 64);
-    let cols = prune(columns);
+/// The better of two valid bounds: the configuration LP (tight when nodes hold few pods) and
+/// the plain LP relaxation (pods divisible; exact in every dimension at once).
+pub fn lower_bound(groups: &[Group], columns: &[Column]) -> Result<f64, String> {
+    Ok(configuration_bound(groups, columns)?.max(divisible_bound(groups, columns)?))
+}
+
+/// The LP relaxation with divisible pods: min Σ price·y s.t. each group is fully assigned and
+/// no column's capacity is exceeded. Columns beaten per dollar in every dimension by one that
+/// serves at least the same groups are dropped first (that cannot change this optimum).
+pub fn divisible_bound(groups: &[Group], columns: &[Column]) -> Result<f64, String> {
+    let per = |c: &Column| c.usable.map(|u| u / c.price);
+    let mut sorted: Vec<&Column> = columns
+        .iter()
+        .filter(|c| c.usable.iter().all(|u| *u > 0.0))
+        .collect();
+    sorted.sort_by(|a, b| per(b)[0].total_cmp(&per(a)[0]));
+    let mut cols: Vec<&Column> = Vec::new();
+    for c in sorted {
+        let pc = per(c);
+        if !cols
+            .iter()
+            .any(|k| k.groups & c.groups == c.groups && (0..DIMS).all(|r| per(k)[r] >= pc[r]))
+        {
+            cols.push(c);
+        }
+    }
     let mut pb = Problem::new(OptimizationDirection::Minimize);
     let ys: Vec<_> = cols
         .iter()
@@ -50,53 +72,48 @@ pub fn lower_bound(groups: &[Group], columns: &[Column]) -> Option<f64> {
             let mut terms: Vec<(minilp::Variable, f64)> = vec![(ys[ci], -c.usable[r])];
             for (g, x) in xs.iter().enumerate() {
                 if let Some((_, v)) = x.iter().find(|(i, _)| *i == ci) {
-                    terms.push((*v, groups[g].demand[r]));
+                    terms.push((*v, groups[g].req[r] * groups[g].count as f64));
                 }
             }
             pb.add_constraint(terms.as_slice(), ComparisonOp::Le, 0.0);
         }
     }
-    pb.solve().ok().map(|s| s.objective())
+    pb.solve().map(|s| s.objective()).map_err(|e| e.to_string())
 }
 
-/// Drops columns another column beats per dollar in every dimension while serving a
-/// superset of groups.
-fn prune(columns: &[Column]) -> Vec<Column> {
-    let per = |c: &Column| c.usable.map(|u| u / c.price);
-    let mut sorted: Vec<&Column> = columns
-        .iter()
-        .filter(|c| c.price > 0.0 && c.usable.iter().all(|u| *u > 0.0))
-        .collect();
-    sorted.sort_by(|a, b| per(b)[0].total_cmp(&per(a)[0]));
-    let mut kept: Vec<&Column> = Vec::new();
-    for c in sorted {
-        let pc = per(c);
-        let dominated = kept.iter().any(|k| {
-            let pk = per(k);
-            k.groups & c.groups == c.groups && (0..DIMS).all(|r| pk[r] >= pc[r])
-        });
-        if !dominated {
-            kept.push(c);
+/// The configuration LP bound (whole pods per node) by column generation.
+pub fn configuration_bound(groups: &[Group], columns: &[Column]) -> Result<f64, String> {
+    assert!(groups.len() <= 64);
+    for g in 0..groups.len() {
+        if !columns.iter().any(|c| c.groups & (1 << g) != 0) {
+            return Err(format!("group {g} has no column"));
         }
     }
-    kept.into_iter().cloned().collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_group_one_type_is_demand_over_capacity() {
-        let g = [Group {
-            demand: [10.0, 20.0, 5.0],
-        }];
-        let c = [Column {
-            price: 1.0,
-            usable: [4.0, 16.0, 100.0],
-            groups: 1,
-        }];
-        let b = lower_bound(&g, &c).unwrap();
-        assert!((b - 2.5).abs() < 1e-6, "{b}");
-    }
+    let all: Vec<NodeType> = columns
+        .iter()
+        .map(|c| NodeType {
+            cap: c.usable.to_vec(),
+            price: c.price,
+        })
+        .collect();
+    let hosts: Vec<u64> = columns.iter().map(|c| c.groups).collect();
+    let keep = undominated(&all, &hosts);
+    let types: Vec<NodeType> = keep.iter().map(|&i| all[i].clone()).collect();
+    let masks: Vec<u64> = keep.iter().map(|&i| hosts[i]).collect();
+    let shapes: Vec<Shape> = groups
+        .iter()
+        .map(|g| Shape {
+            req: g.req.to_vec(),
+            count: g.count,
+        })
+        .collect();
+    let allowed = |k: usize, t: usize| masks[t] & (1 << k) != 0;
+    let inst = Instance {
+        shapes: &shapes,
+        types: &types,
+        allowed: &allowed,
+    };
+    solve(&inst, 200)
+        .map(|s| s.lower_bound)
+        .ok_or_else(|| "no solution".to_string())
 }

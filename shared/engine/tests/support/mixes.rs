@@ -17,8 +17,8 @@ use super::lp::{Column, DIMS, Group};
 pub struct Mix {
     pub name: &'static str,
     pub snapshot: Snapshot,
-    /// Requirements of each LP group (pool ∩ pod), and the demand it carries.
-    pub groups: Vec<(Requirements, [f64; DIMS])>,
+    /// Requirements of each LP group (pool ∩ pod), one pod's request, and the pod count.
+    pub groups: Vec<(Requirements, [f64; DIMS], u32)>,
 }
 
 struct Rng(u64);
@@ -85,12 +85,14 @@ fn pod(i: usize, cpu: &str, mem: &str) -> Pod {
 const CPUS: [&str; 5] = ["100m", "250m", "500m", "1", "1500m"];
 const MEMS: [&str; 6] = ["100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"];
 
-fn demand(pods: &[&Pod]) -> [f64; DIMS] {
+/// Milli-units per LP unit: cores, GiB, pods (keeps the LP well scaled).
+const SCALE: [f64; DIMS] = [1000.0, 1000.0 * 1073741824.0, 1000.0];
+const KEYS: [&str; DIMS] = ["cpu", "memory", "pods"];
+
+fn request(p: &Pod) -> [f64; DIMS] {
     let mut d = [0.0; DIMS];
-    for p in pods {
-        for (i, k) in ["cpu", "memory", "pods"].iter().enumerate() {
-            d[i] += p.spec.requests.get(k) as f64;
-        }
+    for (i, k) in KEYS.iter().enumerate() {
+        d[i] = p.spec.requests.get(k) as f64 / SCALE[i];
     }
     d
 }
@@ -101,22 +103,32 @@ fn pool_reqs(p: &NodePool) -> Requirements {
     r
 }
 
-/// One LP group per distinct node selector (and spread zone).
+/// One LP group per distinct node selector, spread zone and request vector. Groups must hold
+/// identical pods: a group's fraction on a column carries the group's shape, which is only a
+/// relaxation when every pod in the group has that shape.
 fn grouped(
     snapshot: Snapshot,
     name: &'static str,
     zone_of: impl Fn(usize) -> Option<String>,
 ) -> Mix {
     let base = pool_reqs(&snapshot.node_pools[0]);
-    let mut by: BTreeMap<(BTreeMap<String, String>, Option<String>), Vec<&Pod>> = BTreeMap::new();
+    type Key = (BTreeMap<String, String>, Option<String>, Vec<(String, i64)>);
+    let mut by: BTreeMap<Key, Vec<&Pod>> = BTreeMap::new();
     for (i, p) in snapshot.pods.iter().enumerate() {
-        by.entry((p.spec.node_selector.clone(), zone_of(i)))
+        let shape: Vec<(String, i64)> = p
+            .spec
+            .requests
+            .0
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        by.entry((p.spec.node_selector.clone(), zone_of(i), shape))
             .or_default()
             .push(p);
     }
     let groups = by
         .into_iter()
-        .map(|((ns, zone), pods)| {
+        .map(|((ns, zone, _), pods)| {
             let mut r = base.clone();
             r.add_all(&Requirements::from_labels(&ns));
             if let Some(z) = zone {
@@ -125,7 +137,7 @@ fn grouped(
                     z,
                 )])));
             }
-            (r, demand(&pods))
+            (r, request(pods[0]), pods.len() as u32)
         })
         .collect();
     Mix {
@@ -206,7 +218,7 @@ pub fn all() -> Vec<Mix> {
             .insert("kubernetes.io/arch".into(), "arm64".into());
     }
     mixes.push(grouped(snap(arch, any()), "arm-pinned-150", |_| None));
-    mixes.push(zonal_spread(&mut rng));
+    mixes.push(zonal_spread());
     let mut ds = grouped(
         snap(random_pods(&mut rng, 200, 0), any()),
         "daemonset-200",
@@ -228,7 +240,7 @@ pub fn all() -> Vec<Mix> {
 }
 
 /// 300 pods spread over three zones with maxSkew 1: any plan puts 100 in each zone.
-fn zonal_spread(rng: &mut Rng) -> Mix {
+fn zonal_spread() -> Mix {
     let zones = ["us-east-1a", "us-east-1b", "us-east-1c"];
     let p = pool(vec![
         sel(
@@ -238,9 +250,8 @@ fn zonal_spread(rng: &mut Rng) -> Mix {
         ),
         sel("topology.kubernetes.io/zone", Operator::In, &zones),
     ]);
-    let mut pods: Vec<Pod> = (0..300)
-        .map(|i| pod(i, "500m", MEMS[rng.next(6)]))
-        .collect();
+    // Identical pods, so each zone's share of the demand is exactly a third.
+    let mut pods: Vec<Pod> = (0..300).map(|i| pod(i, "500m", "1Gi")).collect();
     for pd in &mut pods {
         pd.spec.spread.push(TopologySpread {
             max_skew: 1,
@@ -258,14 +269,14 @@ fn zonal_spread(rng: &mut Rng) -> Mix {
     // Which pods land in which zone depends on the plan; the bound only needs each zone's
     // share, so split the demand evenly (every zone holds exactly 100 pods).
     let mut mix = grouped(snap(pods, p), "zonal-spread-300", |_| None);
-    let (base, d) = mix.groups.remove(0);
+    let (base, d, n) = mix.groups.remove(0);
     for z in zones {
         let mut r = base.clone();
         r.add_all(&Requirements::from_labels(&BTreeMap::from([(
             "topology.kubernetes.io/zone".to_string(),
             z.to_string(),
         )])));
-        mix.groups.push((r, d.map(|x| x / 3.0)));
+        mix.groups.push((r, d, n / 3));
     }
     mix
 }
@@ -289,10 +300,13 @@ pub fn lp_inputs(m: &Mix) -> (Vec<Group>, Vec<Column>) {
                 .cloned()
                 .or_else(|| (k == "topology.kubernetes.io/region").then(|| "us-east-1".into()))
         };
-        let usable = ["cpu", "memory", "pods"].map(|k| (it.allocatable.get(k) - ds.get(k)) as f64);
+        let mut usable = [0.0; DIMS];
+        for (i, k) in KEYS.iter().enumerate() {
+            usable[i] = (it.allocatable.get(k) - ds.get(k)) as f64 / SCALE[i];
+        }
         for o in it.offerings.iter().filter(|o| o.available) {
             let mut groups = 0u64;
-            for (g, (r, _)) in m.groups.iter().enumerate() {
+            for (g, (r, _, _)) in m.groups.iter().enumerate() {
                 let ok = r.iter().all(|(k, req)| match k.as_str() {
                     "topology.kubernetes.io/zone" => req.has(&o.zone),
                     "karpenter.sh/capacity-type" => req.has(o.capacity_type.as_str()),
@@ -311,7 +325,11 @@ pub fn lp_inputs(m: &Mix) -> (Vec<Group>, Vec<Column>) {
             }
         }
     }
-    let groups = m.groups.iter().map(|(_, d)| Group { demand: *d }).collect();
+    let groups = m
+        .groups
+        .iter()
+        .map(|(_, d, n)| Group { req: *d, count: *n })
+        .collect();
     (groups, columns)
 }
 
