@@ -6,7 +6,7 @@
 use aws_sdk_ec2::config::http::HttpResponse;
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 
-use crate::ice::OfferingKey;
+use kerf_catalog::unavailable::OfferingKey;
 
 /// What went wrong in one AWS call, with the service's error code and message.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -13,8 +13,8 @@ use aws_sdk_ec2::types::{
 use kerf_catalog::CapacityType;
 
 use crate::error::{AwsError, ErrorInfo, classify_code};
-use crate::ice::OfferingKey;
 use crate::network::Subnet;
+use kerf_catalog::unavailable::OfferingKey;
 
 /// CreateFleet per-override error codes that mean "no capacity here right now".
 pub const CAPACITY_CODES: &[&str] = &[
@@ -299,6 +299,29 @@ pub fn interpret(out: &CreateFleetOutput, req: &LaunchRequest) -> Result<Launche
             "no instance and no error returned",
         )),
     }
+}
+
+/// The per-override code that means the override's subnet has no free addresses left.
+pub const NO_FREE_ADDRESSES: &str = "InsufficientFreeAddressesInSubnet";
+
+/// The subnets CreateFleet reported out of free addresses (override's SubnetId, else the
+/// launch subnet of its zone), for the subnet part of the unavailable-offerings cache.
+pub fn full_subnets(out: &CreateFleetOutput, req: &LaunchRequest) -> Vec<String> {
+    let mut ids: Vec<String> = out
+        .errors()
+        .iter()
+        .filter(|e| e.error_code() == Some(NO_FREE_ADDRESSES))
+        .filter_map(|e| {
+            let ov = e
+                .launch_template_and_overrides()
+                .and_then(|l| l.overrides());
+            let by_id = ov.and_then(|o| o.subnet_id()).map(str::to_string);
+            by_id.or_else(|| Some(req.subnets.get(&override_zone(req, ov)?)?.id.clone()))
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
 }
 
 #[cfg(test)]

@@ -1,127 +1,21 @@
-//! The unavailable-offerings ("ICE") cache, stored as data in the cluster.
+//! The unavailable-offerings ("ICE") cache: the data model lives in
+//! [`kerf_catalog::unavailable`] (pure, re-exported here); this module adds a low-level
+//! conditional store ([`OfferingCacheStore`]: get, put-if-version) with an in-memory
+//! implementation for tests and the simulator, the conflict-retrying [`mark_unavailable`],
+//! and the catalog's [`UnavailableOfferingsStore`] port on top of it.
 //!
-//! A capacity error marks `(capacity type, instance type, zone)` unavailable for three
-//! minutes. Lambdas keep no memory between invocations, so the cache is a map
-//! `"<capacityType>_<type>_<zone>" -> RFC3339 expiry` (the data of the ConfigMap
-//! [`CONFIGMAP_NAME`]) read and written through [`OfferingCacheStore`] with optimistic
-//! concurrency. Applying it to a catalog is a pure function of `now`.
+//! In production the store is kerf-kube's ConfigMap store, which implements the same port.
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Mutex;
 
-use jiff::{SignedDuration, Timestamp};
-use kerf_catalog::{CapacityType, Catalog};
+use jiff::Timestamp;
 
-/// How long a capacity error keeps an offering unavailable (Karpenter's UnavailableOfferingsTTL).
-pub const UNAVAILABLE_TTL: SignedDuration = SignedDuration::from_secs(180);
-
-/// The ConfigMap the kube-backed store keeps the cache in.
-pub const CONFIGMAP_NAME: &str = "kerf-unavailable-offerings";
-
-/// How often a conflicting write is retried before giving up.
-const MAX_WRITE_ATTEMPTS: usize = 5;
-
-/// One offering: where and how an instance type is bought.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct OfferingKey {
-    pub capacity_type: CapacityType,
-    pub instance_type: String,
-    pub zone: String,
-}
-
-impl OfferingKey {
-    pub fn new(capacity_type: CapacityType, instance_type: &str, zone: &str) -> Self {
-        OfferingKey {
-            capacity_type,
-            instance_type: instance_type.into(),
-            zone: zone.into(),
-        }
-    }
-
-    /// The stored key, `<capacityType>_<type>_<zone>`, e.g. `spot_m5.large_us-west-2a`.
-    ///
-    /// ConfigMap data keys may only hold `[-._a-zA-Z0-9]`, so `/` cannot separate the parts;
-    /// `_` never occurs in capacity types, instance types or zone names.
-    pub fn data_key(&self) -> String {
-        format!(
-            "{}_{}_{}",
-            self.capacity_type.as_str(),
-            self.instance_type,
-            self.zone
-        )
-    }
-
-    /// Parses a data key (`_`-separated; `/` is accepted too).
-    pub fn parse(key: &str) -> Option<OfferingKey> {
-        let sep = if key.contains('_') { '_' } else { '/' };
-        let mut parts = key.splitn(3, sep);
-        let ct = CapacityType::parse(parts.next()?)?;
-        let it = parts.next().filter(|s| !s.is_empty())?;
-        let zone = parts.next().filter(|s| !s.is_empty() && !s.contains(sep))?;
-        Some(OfferingKey::new(ct, it, zone))
-    }
-}
-
-/// The cache contents: offering → expiry.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct UnavailableOfferings {
-    entries: BTreeMap<OfferingKey, Timestamp>,
-}
-
-impl UnavailableOfferings {
-    /// Reads stored data, skipping entries that do not parse.
-    pub fn from_data(data: &BTreeMap<String, String>) -> Self {
-        let entries = data
-            .iter()
-            .filter_map(|(k, v)| Some((OfferingKey::parse(k)?, v.parse::<Timestamp>().ok()?)))
-            .collect();
-        UnavailableOfferings { entries }
-    }
-
-    pub fn to_data(&self) -> BTreeMap<String, String> {
-        self.entries
-            .iter()
-            .map(|(k, t)| (k.data_key(), t.to_string()))
-            .collect()
-    }
-
-    /// Marks (or re-marks, extending) an offering unavailable until `now + TTL`.
-    pub fn mark(&mut self, key: OfferingKey, now: Timestamp) {
-        let until = now + UNAVAILABLE_TTL;
-        let e = self.entries.entry(key).or_insert(until);
-        *e = (*e).max(until);
-    }
-
-    /// Drops expired entries.
-    pub fn prune(&mut self, now: Timestamp) {
-        self.entries.retain(|_, until| *until > now);
-    }
-
-    pub fn is_unavailable(&self, key: &OfferingKey, now: Timestamp) -> bool {
-        self.entries.get(key).is_some_and(|until| *until > now)
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Marks every cached offering of the catalog unavailable (pure).
-    pub fn apply(&self, catalog: &mut Catalog, now: Timestamp) {
-        for it in &mut catalog.instance_types {
-            for o in &mut it.offerings {
-                let key = OfferingKey::new(o.capacity_type, &it.name, &o.zone);
-                if self.is_unavailable(&key, now) {
-                    o.available = false;
-                }
-            }
-        }
-    }
-}
+pub use kerf_catalog::unavailable::{
+    CONFIGMAP_NAME, MAX_WRITE_ATTEMPTS, OfferingKey, UNAVAILABLE_TTL, UnavailableOfferings,
+    UnavailableOfferingsStore,
+};
 
 /// Data plus the version it was read at (`None`: the object does not exist yet).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -175,13 +69,18 @@ pub async fn mark_unavailable(
     keys: &[OfferingKey],
     now: Timestamp,
 ) -> Result<UnavailableOfferings, StoreError> {
+    record_marks(store, &kerf_catalog::unavailable::marks(keys, now), now).await
+}
+
+/// Merges `marks` into the stored cache: read, merge, write if unchanged, else again.
+pub async fn record_marks(
+    store: &impl OfferingCacheStore,
+    marks: &UnavailableOfferings,
+    now: Timestamp,
+) -> Result<UnavailableOfferings, StoreError> {
     for _ in 0..MAX_WRITE_ATTEMPTS {
         let current = store.get().await?;
-        let mut cache = UnavailableOfferings::from_data(&current.data);
-        cache.prune(now);
-        for k in keys {
-            cache.mark(k.clone(), now);
-        }
+        let cache = UnavailableOfferings::merged_for_write(&current.data, marks, now);
         match store
             .put_if_version(cache.to_data(), current.version)
             .await?
@@ -243,10 +142,26 @@ impl OfferingCacheStore for InMemoryOfferingCacheStore {
     }
 }
 
+impl UnavailableOfferingsStore for InMemoryOfferingCacheStore {
+    type Error = StoreError;
+
+    async fn load(&self, now: Timestamp) -> Result<UnavailableOfferings, StoreError> {
+        load(self, now).await
+    }
+
+    async fn record(
+        &self,
+        marks: &UnavailableOfferings,
+        now: Timestamp,
+    ) -> Result<UnavailableOfferings, StoreError> {
+        record_marks(self, marks, now).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kerf_catalog::{InstanceType, Offering};
+    use kerf_catalog::CapacityType;
 
     fn t(s: &str) -> Timestamp {
         s.parse().unwrap()
@@ -254,67 +169,6 @@ mod tests {
 
     fn key() -> OfferingKey {
         OfferingKey::new(CapacityType::Spot, "m5.large", "us-west-2a")
-    }
-
-    #[test]
-    fn keys_round_trip() {
-        assert_eq!(key().data_key(), "spot_m5.large_us-west-2a");
-        assert_eq!(OfferingKey::parse("spot_m5.large_us-west-2a"), Some(key()));
-        assert_eq!(OfferingKey::parse("spot/m5.large/us-west-2a"), Some(key()));
-        let od = OfferingKey::new(CapacityType::OnDemand, "u-6tb1.metal", "us-east-1a");
-        assert_eq!(OfferingKey::parse(&od.data_key()), Some(od.clone()));
-        let valid = |c: char| c.is_ascii_alphanumeric() || "-._".contains(c);
-        assert!(od.data_key().chars().all(valid), "a valid ConfigMap key");
-        assert_eq!(OfferingKey::parse("bogus_m5.large_z"), None);
-        assert_eq!(OfferingKey::parse("spot_m5.large"), None);
-    }
-
-    #[test]
-    fn entries_expire_after_three_minutes() {
-        let now = t("2025-01-01T00:00:00Z");
-        let mut c = UnavailableOfferings::default();
-        c.mark(key(), now);
-        assert!(c.is_unavailable(&key(), t("2025-01-01T00:02:59Z")));
-        assert!(!c.is_unavailable(&key(), t("2025-01-01T00:03:00Z")));
-        let again = UnavailableOfferings::from_data(&c.to_data());
-        assert_eq!(again, c);
-        c.prune(t("2025-01-01T00:03:00Z"));
-        assert!(c.is_empty());
-    }
-
-    #[test]
-    fn apply_marks_catalog_offerings() {
-        let offering = |zone: &str, ct| Offering {
-            zone: zone.into(),
-            capacity_type: ct,
-            price: 0.1,
-            available: true,
-        };
-        let mut cat = Catalog {
-            region: "us-west-2".into(),
-            instance_types: vec![InstanceType {
-                name: "m5.large".into(),
-                labels: Default::default(),
-                capacity: Default::default(),
-                overhead: Default::default(),
-                allocatable: Default::default(),
-                offerings: vec![
-                    offering("us-west-2a", CapacityType::Spot),
-                    offering("us-west-2a", CapacityType::OnDemand),
-                    offering("us-west-2b", CapacityType::Spot),
-                ],
-            }],
-        };
-        let now = t("2025-01-01T00:00:00Z");
-        let mut c = UnavailableOfferings::default();
-        c.mark(key(), now);
-        c.apply(&mut cat, now);
-        let avail: Vec<bool> = cat.instance_types[0]
-            .offerings
-            .iter()
-            .map(|o| o.available)
-            .collect();
-        assert_eq!(avail, vec![false, true, true]);
     }
 
     #[tokio::test]
@@ -332,11 +186,9 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(c.len(), 1, "expired entry pruned on write");
-        assert!(
-            load(&store, later)
-                .await
-                .unwrap()
-                .is_unavailable(&other, later)
-        );
+        let via_port = UnavailableOfferingsStore::load(&store, later)
+            .await
+            .unwrap();
+        assert!(via_port.is_unavailable(&other, later));
     }
 }

@@ -1,59 +1,151 @@
 //! Launching one NodeClaim: re-find an instance a previous attempt already launched, else
 //! CreateFleet with a ClientToken; record capacity failures in the unavailable-offerings cache.
 //!
+//! A launch template that vanished between ensure and CreateFleet is re-ensured and the
+//! launch retried once ([`launch_ensuring`]).
+//!
 //! Idempotency: the ClientToken (derived from the NodeClaim UID) makes AWS return the first
 //! fleet's result for a retried call. moto ignores ClientToken, so before creating, the
 //! adapter also looks for a live instance tagged with the NodeClaim's name; this covers
 //! retries after a completed call (on AWS and moto alike), and the token covers races.
 
 use jiff::Timestamp;
+use kerf_catalog::unavailable::{UnavailableOfferings, UnavailableOfferingsStore};
 use kerf_catalog::{CapacityType, Catalog};
 
 use crate::error::{AwsError, from_sdk};
 use crate::fleet::{self, LaunchOption, LaunchRequest, Launched};
-use crate::ice::{self, OfferingCacheStore};
 use crate::instances;
+use crate::launch_template::{self, LaunchTemplateSpec};
+
+/// One launch attempt: the result, and the subnets it found out of free addresses.
+struct Attempt {
+    result: Result<Launched, AwsError>,
+    full_subnets: Vec<String>,
+}
+
+impl Attempt {
+    fn failed(e: AwsError) -> Self {
+        Attempt {
+            result: Err(e),
+            full_subnets: Vec::new(),
+        }
+    }
+}
 
 /// Launches (or re-finds) the instance of `req.nodeclaim_name`.
 pub async fn launch(ec2: &aws_sdk_ec2::Client, req: &LaunchRequest) -> Result<Launched, AwsError> {
-    if let Some(i) = instances::find_by_nodeclaim(ec2, &req.cluster, &req.nodeclaim_name).await? {
-        return Ok(Launched {
-            provider_id: i.provider_id(),
-            instance_id: i.id,
-            instance_type: i.instance_type,
-            zone: i.zone,
-            capacity_type: req.capacity_type,
-            unavailable: Vec::new(),
-            reused: true,
-        });
-    }
-    let Some(call) = fleet::create_fleet(ec2, req) else {
-        return Err(AwsError::NoCapacity(Vec::new()));
-    };
-    let out = call.send().await.map_err(|e| from_sdk("CreateFleet", e))?;
-    fleet::interpret(&out, req)
+    attempt(ec2, req, &[]).await.result
 }
 
-/// [`launch`], then writes the offerings that failed for capacity to the cache store.
-/// A store failure is logged, not returned: the launch result matters more.
-pub async fn launch_recording(
+/// [`launch`]; if CreateFleet says a launch template does not exist (deleted by cleanup or
+/// by hand since it was ensured), re-ensures `templates` and tries once more, as Karpenter does.
+pub async fn launch_ensuring(
     ec2: &aws_sdk_ec2::Client,
-    store: &impl OfferingCacheStore,
+    req: &LaunchRequest,
+    templates: &[LaunchTemplateSpec],
+) -> Result<Launched, AwsError> {
+    attempt(ec2, req, templates).await.result
+}
+
+/// [`launch`], then writes the offerings that failed for capacity (and the subnets out of
+/// addresses) to the cache store. A store failure is logged, not returned: the launch result
+/// matters more.
+pub async fn launch_recording<S: UnavailableOfferingsStore>(
+    ec2: &aws_sdk_ec2::Client,
+    store: &S,
     req: &LaunchRequest,
     now: Timestamp,
 ) -> Result<Launched, AwsError> {
-    let result = launch(ec2, req).await;
-    let failed = match &result {
-        Ok(l) => l.unavailable.clone(),
-        Err(AwsError::NoCapacity(keys)) => keys.clone(),
-        Err(_) => Vec::new(),
-    };
-    if !failed.is_empty()
-        && let Err(e) = ice::mark_unavailable(store, &failed, now).await
+    launch_recording_ensuring(ec2, store, req, &[], now).await
+}
+
+/// [`launch_ensuring`] and [`launch_recording`] together: the provisioner's launch.
+pub async fn launch_recording_ensuring<S: UnavailableOfferingsStore>(
+    ec2: &aws_sdk_ec2::Client,
+    store: &S,
+    req: &LaunchRequest,
+    templates: &[LaunchTemplateSpec],
+    now: Timestamp,
+) -> Result<Launched, AwsError> {
+    let a = attempt(ec2, req, templates).await;
+    let marks = marks_of(&a, now);
+    if !marks.is_empty()
+        && let Err(e) = store.record(&marks, now).await
     {
         tracing::warn!(error = %e, "could not record unavailable offerings");
     }
-    result
+    a.result
+}
+
+/// The cache marks an attempt calls for.
+fn marks_of(a: &Attempt, now: Timestamp) -> UnavailableOfferings {
+    let keys = match &a.result {
+        Ok(l) => l.unavailable.as_slice(),
+        Err(AwsError::NoCapacity(keys)) => keys.as_slice(),
+        Err(_) => &[],
+    };
+    let mut marks = kerf_catalog::unavailable::marks(keys, now);
+    for id in &a.full_subnets {
+        marks.mark_subnet(id, now);
+    }
+    marks
+}
+
+async fn attempt(
+    ec2: &aws_sdk_ec2::Client,
+    req: &LaunchRequest,
+    templates: &[LaunchTemplateSpec],
+) -> Attempt {
+    match instances::find_by_nodeclaim(ec2, &req.cluster, &req.nodeclaim_name).await {
+        Ok(Some(i)) => {
+            return Attempt {
+                result: Ok(Launched {
+                    provider_id: i.provider_id(),
+                    instance_id: i.id,
+                    instance_type: i.instance_type,
+                    zone: i.zone,
+                    capacity_type: req.capacity_type,
+                    unavailable: Vec::new(),
+                    reused: true,
+                }),
+                full_subnets: Vec::new(),
+            };
+        }
+        Ok(None) => {}
+        Err(e) => return Attempt::failed(e),
+    }
+    let first = create(ec2, req).await;
+    if templates.is_empty() || !is_template_not_found(&first.result) {
+        return first;
+    }
+    tracing::info!(nodeclaim = %req.nodeclaim_name, "launch template missing; re-creating it");
+    for spec in templates {
+        if let Err(e) = launch_template::ensure(ec2, spec).await {
+            return Attempt::failed(e);
+        }
+    }
+    create(ec2, req).await
+}
+
+/// One CreateFleet call and the reading of its answer.
+async fn create(ec2: &aws_sdk_ec2::Client, req: &LaunchRequest) -> Attempt {
+    let Some(call) = fleet::create_fleet(ec2, req) else {
+        return Attempt::failed(AwsError::NoCapacity(Vec::new()));
+    };
+    match call.send().await {
+        Ok(out) => Attempt {
+            result: fleet::interpret(&out, req),
+            full_subnets: fleet::full_subnets(&out, req),
+        },
+        Err(e) => Attempt::failed(from_sdk("CreateFleet", e)),
+    }
+}
+
+/// `InvalidLaunchTemplateName.NotFoundException` / `InvalidLaunchTemplateId.NotFound`, as
+/// the call's error or as the fleet's only error.
+fn is_template_not_found(result: &Result<Launched, AwsError>) -> bool {
+    matches!(result, Err(AwsError::NotFound(i)) if i.code.starts_with("InvalidLaunchTemplate"))
 }
 
 /// The available offerings of `capacity_type` for the candidate types (in catalog order),

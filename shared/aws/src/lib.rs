@@ -28,5 +28,8 @@ pub mod userdata;
 pub use config::{AwsSettings, Clients};
 pub use error::AwsError;
 pub use fleet::{LaunchOption, LaunchRequest, Launched};
-pub use ice::{InMemoryOfferingCacheStore, OfferingCacheStore, OfferingKey, UnavailableOfferings};
+pub use ice::{
+    InMemoryOfferingCacheStore, OfferingCacheStore, OfferingKey, UnavailableOfferings,
+    UnavailableOfferingsStore,
+};
 pub use ports::{Cloud, Ec2Cloud, Queue};

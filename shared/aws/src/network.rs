@@ -1,11 +1,14 @@
 //! Subnets and security groups from EC2NodeClass selector terms.
 //!
 //! Terms are ORed, the fields of one term ANDed. A tag value `"*"` means "the key exists".
-//! For launching, one subnet per zone is kept: the one with the most free IP addresses.
+//! For launching, one subnet per zone is kept: the one with the most free IP addresses,
+//! among those the unavailable-offerings cache does not mark out of addresses.
 
 use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::Filter;
+use jiff::Timestamp;
+use kerf_catalog::unavailable::UnavailableOfferings;
 
 use crate::error::{AwsError, from_sdk};
 
@@ -142,6 +145,22 @@ pub fn zonal_subnets(subnets: &[Subnet]) -> BTreeMap<String, Subnet> {
     by_zone
 }
 
+/// [`zonal_subnets`] over the subnets the unavailable-offerings cache does not mark out of
+/// free addresses at `now`; a zone whose subnets are all full is left out, so its offerings
+/// are not launched (pass the zones of the result to discovery as the subnet zones).
+pub fn usable_zonal_subnets(
+    subnets: &[Subnet],
+    cache: &UnavailableOfferings,
+    now: Timestamp,
+) -> BTreeMap<String, Subnet> {
+    let usable: Vec<Subnet> = subnets
+        .iter()
+        .filter(|s| !cache.is_subnet_unavailable(&s.id, now))
+        .cloned()
+        .collect();
+    zonal_subnets(&usable)
+}
+
 /// All security groups matching any term, deduplicated, ordered by id.
 pub async fn security_groups(
     ec2: &aws_sdk_ec2::Client,
@@ -198,6 +217,20 @@ mod tests {
         let z = zonal_subnets(&subs);
         assert_eq!(z["a"].id, "s-2");
         assert_eq!(z["b"].id, "s-0");
+    }
+
+    #[test]
+    fn full_subnets_are_skipped_and_a_zone_without_any_is_dropped() {
+        let subs = [sub("s-1", "a", 50), sub("s-2", "a", 10), sub("s-3", "b", 5)];
+        let now: Timestamp = "2025-01-01T00:00:00Z".parse().unwrap();
+        let mut cache = UnavailableOfferings::default();
+        cache.mark_subnet("s-1", now);
+        cache.mark_subnet("s-3", now);
+        let z = usable_zonal_subnets(&subs, &cache, now);
+        assert_eq!(z.keys().collect::<Vec<_>>(), vec!["a"]);
+        assert_eq!(z["a"].id, "s-2");
+        let later = now + kerf_catalog::unavailable::UNAVAILABLE_TTL;
+        assert_eq!(usable_zonal_subnets(&subs, &cache, later)["a"].id, "s-1");
     }
 
     #[test]

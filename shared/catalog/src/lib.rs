@@ -16,6 +16,7 @@ pub mod resources;
 pub mod settings;
 pub mod spec;
 pub mod table;
+pub mod unavailable;
 
 pub use build::instance_type;
 pub use bundled::{bundled, bundled_regions};

@@ -5,7 +5,8 @@
 //! Nodes, finalizers, evictions, Events and the leader Lease. It is implemented on
 //! `kube::Client`; [`client_for`] builds one from an endpoint, CA bundle and bearer token
 //! with client-side retries off (a PodDisruptionBudget's 429 must reach the caller at
-//! once), and [`eks`] makes EKS tokens. Errors are [`ClusterError`], typed by what to do.
+//! once), and [`eks`] makes EKS tokens. [`offerings`] keeps the unavailable-offerings cache in a
+//! ConfigMap. Errors are [`ClusterError`], typed by what to do.
 
 pub mod claims;
 pub mod client;
@@ -15,6 +16,7 @@ pub mod events;
 pub mod evict;
 pub mod lease;
 pub mod nodes;
+pub mod offerings;
 pub mod port;
 pub mod snapshot;
 pub mod write;
@@ -22,6 +24,7 @@ pub mod write;
 pub use client::client_for;
 pub use error::ClusterError;
 pub use events::reasons;
+pub use offerings::ConfigMapOfferingStore;
 pub use port::{
     Cluster, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome, LeaseRequest,
     Snapshot, Target,

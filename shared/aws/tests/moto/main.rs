@@ -11,4 +11,5 @@ mod faults;
 mod launching;
 mod messaging;
 mod network;
+mod recovery;
 mod seed;

@@ -18,6 +18,8 @@ pub struct IceRule {
     pub instance_type: String,
     pub zone: Option<String>,
     pub capacity_type: Option<String>,
+    /// The per-override error code, e.g. `InsufficientInstanceCapacity`.
+    pub code: String,
 }
 
 impl IceRule {
@@ -79,13 +81,13 @@ fn xml_escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-fn error_item(cfg: &Config, ov: &[(String, String)], lifecycle: &str) -> String {
+fn error_item(cfg: &Config, ov: &[(String, String)], lifecycle: &str, code: &str) -> String {
     let (itype, zone) = (field(ov, "InstanceType"), field(ov, "AvailabilityZone"));
     format!(
         "<item><launchTemplateAndOverrides><launchTemplateSpecification><launchTemplateName>{}</launchTemplateName>\
          <version>{}</version></launchTemplateSpecification><overrides><instanceType>{}</instanceType>\
          <subnetId>{}</subnetId><availabilityZone>{}</availabilityZone></overrides></launchTemplateAndOverrides>\
-         <lifecycle>{lifecycle}</lifecycle><errorCode>InsufficientInstanceCapacity</errorCode>\
+         <lifecycle>{lifecycle}</lifecycle><errorCode>{}</errorCode>\
          <errorMessage>We currently do not have sufficient {} capacity in the Availability Zone you requested ({}).</errorMessage></item>",
         xml_escape(field(
             &cfg.fields,
@@ -95,6 +97,7 @@ fn error_item(cfg: &Config, ov: &[(String, String)], lifecycle: &str) -> String 
         xml_escape(itype),
         xml_escape(field(ov, "SubnetId")),
         xml_escape(zone),
+        xml_escape(code),
         xml_escape(itype),
         xml_escape(zone),
     )
@@ -120,15 +123,15 @@ pub async fn create_fleet(
     for cfg in cfgs.values() {
         let mut kept = Vec::new();
         for ov in cfg.overrides.values() {
-            let blocked = rules.iter().any(|r| {
+            let blocked = rules.iter().find(|r| {
                 r.matches(
                     field(ov, "InstanceType"),
                     field(ov, "AvailabilityZone"),
                     &lifecycle,
                 )
             });
-            if blocked {
-                errors.push_str(&error_item(cfg, ov, &lifecycle))
+            if let Some(rule) = blocked {
+                errors.push_str(&error_item(cfg, ov, &lifecycle, &rule.code))
             } else {
                 kept.push(ov)
             }

@@ -112,10 +112,27 @@ impl Proxy {
 
     /// CreateFleet overrides matching this rule fail with InsufficientInstanceCapacity.
     pub fn ice(&self, instance_type: &str, zone: Option<&str>, capacity_type: Option<&str>) {
+        self.fleet_error(
+            instance_type,
+            zone,
+            capacity_type,
+            "InsufficientInstanceCapacity",
+        );
+    }
+
+    /// CreateFleet overrides matching this rule fail with the per-override error `code`.
+    pub fn fleet_error(
+        &self,
+        instance_type: &str,
+        zone: Option<&str>,
+        capacity_type: Option<&str>,
+        code: &str,
+    ) {
         let rule = IceRule {
             instance_type: instance_type.into(),
             zone: zone.map(str::to_string),
             capacity_type: capacity_type.map(str::to_string),
+            code: code.into(),
         };
         self.with(|s| s.ice.push(rule));
     }
