@@ -44,9 +44,11 @@ pub fn files() -> Result<Vec<(String, String)>, ApiError> {
 }
 
 /// Brings the generated CRD closer to what Karpenter ships: a `listKind`, the
-/// apiVersion/kind/metadata root properties, integer bounds, quantity patterns, no `nullable`.
+/// apiVersion/kind/metadata root properties, integer bounds, quantity patterns, no `nullable`,
+/// and the AWS provider's label restrictions ([`crate::restricted`]).
 fn tidy(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
-    crd.spec.names.list_kind = Some(format!("{}List", crd.spec.names.kind));
+    let kind = crd.spec.names.kind.clone();
+    crd.spec.names.list_kind = Some(format!("{kind}List"));
     for version in &mut crd.spec.versions {
         let Some(validation) = version.schema.as_mut() else {
             continue;
@@ -54,16 +56,17 @@ fn tidy(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
         let Some(schema) = validation.open_api_v3_schema.take() else {
             continue;
         };
-        validation.open_api_v3_schema = Some(tidy_schema(schema));
+        validation.open_api_v3_schema = Some(tidy_schema(schema, &kind));
     }
     crd
 }
 
-fn tidy_schema(schema: JSONSchemaProps) -> JSONSchemaProps {
+fn tidy_schema(schema: JSONSchemaProps, kind: &str) -> JSONSchemaProps {
     let Ok(mut value) = serde_json::to_value(&schema) else {
         return schema;
     };
     tidy_value(&mut value);
+    crate::restricted::add_rules(kind, &mut value);
     if let Value::Object(root) = &mut value {
         add_root_properties(root);
     }

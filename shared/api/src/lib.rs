@@ -8,6 +8,7 @@ pub mod crds;
 pub mod error;
 pub mod legacy;
 pub mod migrate;
+pub mod restricted;
 pub mod v1;
 
 pub use error::ApiError;

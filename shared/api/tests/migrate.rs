@@ -273,3 +273,12 @@ fn migrated_output_round_trips_through_v1_types() {
 fn invalid_yaml_is_an_error() {
     assert!(migrate_documents("a: [unclosed").is_err());
 }
+
+#[test]
+fn lists_are_migrated_item_by_item() {
+    let input = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: karpenter.sh/v1alpha5\n  kind: Provisioner\n  metadata: {name: p}\n  spec: {ttlSecondsAfterEmpty: 30}\n";
+    let out = migrate_documents(input).unwrap();
+    let docs = documents(&out.yaml);
+    assert_eq!(docs.len(), 1);
+    assert_eq!(pool(&docs[0]).spec.disruption.consolidate_after, "30s");
+}

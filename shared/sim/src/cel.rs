@@ -5,7 +5,8 @@
 //!   `has(self.F) == has(oldSelf.F)` — on updates only;
 //! * `self != ''`, `self.size() != 0`;
 //! * `has(self.A) || has(self.B)` and `!(has(self.A) && has(self.B))`;
-//! * `self.all(x, x.operator == 'In' ? x.values.size() != 0 : true)`.
+//! * `self.all(x, x.operator == 'In' ? x.values.size() != 0 : true)`;
+//! * the label restrictions of [`crate::cel_labels`].
 //!
 //! Any other rule is skipped (treated as passing).
 
@@ -68,7 +69,9 @@ pub fn eval(rule: &str, v: &Value, old: Option<&Value>) -> Option<bool> {
     if let Some((a, b)) = captures(&HAS_OR, rule) {
         return Some(has(v, a) || has(v, b));
     }
-    captures(&NOT_BOTH, rule).map(|(a, b)| !(has(v, a) && has(v, b)))
+    captures(&NOT_BOTH, rule)
+        .map(|(a, b)| !(has(v, a) && has(v, b)))
+        .or_else(|| crate::cel_labels::eval(rule, v))
 }
 
 fn type_name(v: &Value) -> &'static str {

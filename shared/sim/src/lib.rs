@@ -15,6 +15,7 @@
 //! snapshot, and no admission webhooks run.
 
 pub mod cel;
+pub mod cel_labels;
 pub mod delete;
 pub mod error;
 pub mod eviction;

@@ -65,13 +65,28 @@ pub fn migrate_documents(yaml_text: &str) -> Result<MigrateOutput, ApiError> {
             continue;
         }
         let value = serde_json::to_value(value)?;
-        docs.extend(migrate_value(value, &mut ctx)?);
+        for item in flatten_list(value) {
+            docs.extend(migrate_value(item, &mut ctx)?);
+        }
     }
     apply_kubelets(&mut docs, &mut ctx);
     Ok(MigrateOutput {
         yaml: render(&docs)?,
         warnings: ctx.warnings,
     })
+}
+
+/// The items of a `List` (as `kubectl get -o yaml` prints), or the document itself.
+fn flatten_list(value: Value) -> Vec<Value> {
+    let is_list = str_field(&value, "kind").ends_with("List")
+        && value.get("items").is_some_and(Value::is_array);
+    match value {
+        Value::Object(mut map) if is_list => match map.remove("items") {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        },
+        other => vec![other],
+    }
 }
 
 fn str_field<'a>(value: &'a Value, field: &str) -> &'a str {
