@@ -19,6 +19,10 @@ pub enum Command {
     Plan(PlanArgs),
     /// Print the instance catalog (types, allocatable, prices) for a region.
     Catalog(CatalogArgs),
+    /// Convert legacy Karpenter manifests (v1alpha5, v1alpha1, v1beta1) to v1 YAML.
+    Migrate(MigrateArgs),
+    /// Print the CustomResourceDefinitions Kerf installs (as committed in infra/crds).
+    Crds,
 }
 
 #[derive(Debug, clap::Args)]
@@ -50,6 +54,13 @@ pub struct CatalogArgs {
     pub nodeclass: Option<String>,
     #[arg(long, short, value_enum, default_value_t = Output::Table)]
     pub output: Output,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MigrateArgs {
+    /// YAML/JSON files, or `-` for stdin.
+    #[arg(required = true)]
+    pub inputs: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

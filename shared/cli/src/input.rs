@@ -105,7 +105,8 @@ pub fn read(args: &[String]) -> Result<Inputs, CliError> {
     Ok(out)
 }
 
-fn expand(p: &Path) -> Result<Vec<PathBuf>, CliError> {
+/// A directory's `.yaml`, `.yml` and `.json` files in name order; any other path as itself.
+pub fn expand(p: &Path) -> Result<Vec<PathBuf>, CliError> {
     if !p.is_dir() {
         return Ok(vec![p.to_path_buf()]);
     }

@@ -1,4 +1,5 @@
-//! The `kerf` command line: `plan` (Kerf's decision engine as a dry run) and `catalog`.
+//! The `kerf` command line: `plan` (Kerf's decision engine as a dry run), `catalog`, `migrate`
+//! (legacy Karpenter manifests to v1) and `crds`.
 //! Only offline work lives here: no AWS SDK, no Kubernetes client.
 
 pub mod args;
@@ -6,6 +7,7 @@ pub mod commands;
 pub mod convert;
 pub mod error;
 pub mod input;
+pub mod migrate;
 pub mod snapshot;
 pub mod table;
 
@@ -18,6 +20,8 @@ pub fn run(cli: &Cli, now: i64) -> Result<Outcome, CliError> {
     match &cli.command {
         Command::Plan(a) => commands::plan(a, now),
         Command::Catalog(a) => commands::catalog(a),
+        Command::Migrate(a) => migrate::migrate(a),
+        Command::Crds => migrate::crds(),
     }
 }
 pub mod benchdata;

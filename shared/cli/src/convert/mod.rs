@@ -23,12 +23,14 @@ pub fn typed<T: DeserializeOwned>(doc: &Doc) -> Result<T, CliError> {
             message: e.into_inner().to_string(),
         }
     };
+    // The fast path skips path tracking; only a failure is re-read to name the field.
     match &doc.body {
-        Body::Json(raw) => {
+        Body::Json(raw) => serde_json::from_str(raw.get()).or_else(|_| {
             let mut de = serde_json::Deserializer::from_str(raw.get());
             serde_path_to_error::deserialize(&mut de).map_err(fail)
-        }
-        Body::Value(v) => serde_path_to_error::deserialize(v).map_err(fail),
+        }),
+        Body::Value(v) => serde::Deserialize::deserialize(v)
+            .or_else(|_| serde_path_to_error::deserialize(v).map_err(fail)),
     }
 }
 
