@@ -2,7 +2,7 @@
 //! never costs more than Karpenter-style first-fit packing, and no plan beats the lower bound
 //! (which would mean the bound is wrong). The target — within 5% of the bound on every mix —
 //! is measured by the ignored test:
-//! `cargo test --release -p kerf-engine --test cost -- --ignored --nocapture`.
+//! `cargo test --release -p kerf-engine --test cost -- --ignored --nocapture` (it fails until it is met).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
