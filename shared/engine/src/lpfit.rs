@@ -26,15 +26,15 @@ pub fn dual_greedy(
     pods: &[PodInfo<'_>],
     dims: &[usize],
 ) -> Option<Vec<(usize, Vec<usize>)>> {
-    let mut members = shapes(group, pods, dims);
-    if members.len() > MAX_SHAPES || types.is_empty() {
-        return None;
-    }
-    let (shape_list, node_types) = instance(pc, types, &members, dims);
+    let GroupLp {
+        mut members,
+        shapes,
+        types: nodes_types,
+    } = GroupLp::new(pc, types, group, pods, dims)?;
     let inst = Instance {
-        shapes: &shape_list,
-        types: &node_types,
-        allowed: &|_, _| true,
+        shapes: &shapes,
+        types: &nodes_types,
+        allowed: &any_shape,
     };
     let sol = solve(&inst, ITERATIONS)?;
     let nodes = crate::confpack::greedy(&inst, &sol.duals)?;
@@ -43,6 +43,39 @@ pub fn dual_greedy(
         take(&mut bins, &mut members, &counts, types[t].0);
     }
     members.iter().all(|(_, m)| m.is_empty()).then_some(bins)
+}
+
+/// A group's pods by shape, and the confpack shapes and node types for them.
+struct GroupLp {
+    members: Vec<(Vec<i64>, Vec<usize>)>,
+    shapes: Vec<Shape>,
+    types: Vec<NodeType>,
+}
+
+impl GroupLp {
+    fn new(
+        pc: &PoolCtx<'_>,
+        types: &[(usize, f64)],
+        group: &[usize],
+        pods: &[PodInfo<'_>],
+        dims: &[usize],
+    ) -> Option<Self> {
+        let members = shapes(group, pods, dims);
+        if members.len() > MAX_SHAPES || types.is_empty() {
+            return None;
+        }
+        let (shapes, types) = instance(pc, types, &members, dims);
+        Some(GroupLp {
+            members,
+            shapes,
+            types,
+        })
+    }
+}
+
+/// Every node type may host every shape of one group.
+fn any_shape(_: usize, _: usize) -> bool {
+    true
 }
 
 /// The confpack instance for shapes `members` on `types`, scaled so the largest request in
@@ -113,15 +146,15 @@ fn round_once(
     pods: &[PodInfo<'_>],
     dims: &[usize],
 ) -> Option<Packing> {
-    let mut members = shapes(group, pods, dims);
-    if members.len() > MAX_SHAPES || types.is_empty() {
-        return None;
-    }
-    let (shape_list, node_types) = instance(pc, types, &members, dims);
+    let GroupLp {
+        mut members,
+        shapes,
+        types: nodes_types,
+    } = GroupLp::new(pc, types, group, pods, dims)?;
     let inst = Instance {
-        shapes: &shape_list,
-        types: &node_types,
-        allowed: &|_, _| true,
+        shapes: &shapes,
+        types: &nodes_types,
+        allowed: &any_shape,
     };
     let mut sol = solve(&inst, ITERATIONS)?;
     sol.patterns.sort_by(|a, b| {
