@@ -26,16 +26,8 @@ pub fn dual_greedy(
     pods: &[PodInfo<'_>],
     dims: &[usize],
 ) -> Option<Vec<(usize, Vec<usize>)>> {
-    let GroupLp {
-        mut members,
-        shapes,
-        types: nodes_types,
-    } = GroupLp::new(pc, types, group, pods, dims)?;
-    let inst = Instance {
-        shapes: &shapes,
-        types: &nodes_types,
-        allowed: &any_shape,
-    };
+    let (mut members, lp) = GroupLp::new(pc, types, group, pods, dims)?;
+    let inst = lp.instance();
     let sol = solve(&inst, ITERATIONS)?;
     let nodes = crate::confpack::greedy(&inst, &sol.duals)?;
     let mut bins = Vec::new();
@@ -45,9 +37,11 @@ pub fn dual_greedy(
     members.iter().all(|(_, m)| m.is_empty()).then_some(bins)
 }
 
-/// A group's pods by shape, and the confpack shapes and node types for them.
+/// A group's pods by request vector.
+type Members = Vec<(Vec<i64>, Vec<usize>)>;
+
+/// The confpack shapes and node types for one group's pods.
 struct GroupLp {
-    members: Vec<(Vec<i64>, Vec<usize>)>,
     shapes: Vec<Shape>,
     types: Vec<NodeType>,
 }
@@ -59,17 +53,21 @@ impl GroupLp {
         group: &[usize],
         pods: &[PodInfo<'_>],
         dims: &[usize],
-    ) -> Option<Self> {
+    ) -> Option<(Members, Self)> {
         let members = shapes(group, pods, dims);
         if members.len() > MAX_SHAPES || types.is_empty() {
             return None;
         }
         let (shapes, types) = instance(pc, types, &members, dims);
-        Some(GroupLp {
-            members,
-            shapes,
-            types,
-        })
+        Some((members, GroupLp { shapes, types }))
+    }
+
+    fn instance(&self) -> Instance<'_> {
+        Instance {
+            shapes: &self.shapes,
+            types: &self.types,
+            allowed: &any_shape,
+        }
     }
 }
 
@@ -146,16 +144,8 @@ fn round_once(
     pods: &[PodInfo<'_>],
     dims: &[usize],
 ) -> Option<Packing> {
-    let GroupLp {
-        mut members,
-        shapes,
-        types: nodes_types,
-    } = GroupLp::new(pc, types, group, pods, dims)?;
-    let inst = Instance {
-        shapes: &shapes,
-        types: &nodes_types,
-        allowed: &any_shape,
-    };
+    let (mut members, lp) = GroupLp::new(pc, types, group, pods, dims)?;
+    let inst = lp.instance();
     let mut sol = solve(&inst, ITERATIONS)?;
     sol.patterns.sort_by(|a, b| {
         b.uses
