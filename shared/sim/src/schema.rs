@@ -1,5 +1,5 @@
 //! Structural OpenAPI v3 schemas of CRDs: defaulting, pruning and validation, with the
-//! apiserver's field paths, cause reasons and messages. The supported CEL rules
+//! apiserver's field paths, cause reasons and messages. The CEL rules
 //! (`x-kubernetes-validations`) are evaluated by [`crate::cel`].
 
 use crate::error::Cause;
