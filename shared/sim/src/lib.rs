@@ -7,7 +7,7 @@
 //! finalizers and deletionTimestamp, label and field selectors, limit/continue pagination,
 //! merge / JSON / strategic / apply patches, the pods/eviction subresource with
 //! PodDisruptionBudgets, watches with bookmarks, and OpenAPI validation of the Karpenter
-//! CRDs from `kerf_api::crds::all()` (plus the few CEL rules listed in [`cel`]).
+//! CRDs from `kerf_api::crds::all()`, including their CEL rules (a small interpreter, [`cel`]).
 //!
 //! Not modelled: namespaces need not exist, no garbage collector (ownerReferences and
 //! propagationPolicy do not cascade), server-side apply is create-or-merge (no field
@@ -15,7 +15,6 @@
 //! snapshot, and no admission webhooks run.
 
 pub mod cel;
-pub mod cel_labels;
 pub mod delete;
 pub mod error;
 pub mod eviction;

@@ -1,6 +1,8 @@
 //! Structural OpenAPI v3 schemas of CRDs: defaulting, pruning and validation, with the
-//! apiserver's field paths, cause reasons and messages. The supported CEL rules
-//! (`x-kubernetes-validations`) are evaluated by [`crate::cel`].
+//! apiserver's field paths, cause reasons and messages. The CEL rules
+//! (`x-kubernetes-validations`) are evaluated by [`crate::cel`], unless the object already
+//! failed in a way the apiserver treats as blocking (a wrong type, a missing required field,
+//! an unsupported enum value, too long or too many).
 
 use crate::error::Cause;
 use regex::Regex;
@@ -72,9 +74,29 @@ pub fn validate(schema: &Value, obj: &Value, old: Option<&Value>) -> Vec<Cause> 
         p.remove("metadata");
     }
     check(&root, obj, "", &mut out);
-    crate::cel::check(&root, obj, old, "", &mut out);
+    if out.iter().any(|c| BLOCKING.contains(&c.reason)) {
+        out.push(Cause {
+            reason: "FieldValueInvalid",
+            message: format!("Invalid value: \"null\": {CEL_SKIPPED}"),
+            field: "<nil>".into(),
+        });
+    } else {
+        crate::cel::check(&root, obj, old, "", &mut out);
+    }
     out
 }
+
+/// Schema failures after which the apiserver does not run the CEL rules.
+const BLOCKING: [&str; 5] = [
+    "FieldValueTypeInvalid",
+    "FieldValueRequired",
+    "FieldValueNotSupported",
+    "FieldValueTooLong",
+    "FieldValueTooMany",
+];
+
+const CEL_SKIPPED: &str = "some validation rules were not checked because the object was \
+    invalid; correct the existing errors to complete validation";
 
 fn child(path: &str, key: &str) -> String {
     if path.is_empty() {

@@ -64,3 +64,36 @@ pub async fn create_dynamic(
     api.create(&PostParams::default(), &serde_json::from_value(v).unwrap())
         .await
 }
+
+/// A valid EC2NodeClass document.
+pub fn ec2nodeclass(name: &str) -> Value {
+    let terms = json!([{"tags": {"karpenter.sh/discovery": "demo"}}]);
+    json!({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": name},
+        "spec": {"role": "KarpenterNodeRole-demo", "amiSelectorTerms": [{"alias": "al2023@latest"}],
+            "subnetSelectorTerms": terms, "securityGroupSelectorTerms": terms}})
+}
+
+/// Creating `doc` fails with 422 Invalid and a FieldValueInvalid cause `(field, message)`;
+/// returns all the causes.
+pub async fn rejected(
+    api: &Api<DynamicObject>,
+    doc: Value,
+    field: &str,
+    message: &str,
+) -> Vec<kube::core::response::StatusCause> {
+    let e = status(create_dynamic(api, doc).await.unwrap_err());
+    assert_eq!(
+        (e.code, e.reason.as_str()),
+        (422, "Invalid"),
+        "{}",
+        e.message
+    );
+    let causes = e.details.unwrap().causes;
+    assert!(
+        causes
+            .iter()
+            .any(|c| c.reason == "FieldValueInvalid" && c.field == field && c.message == message),
+        "({field}, {message}) not in {causes:#?}"
+    );
+    causes
+}
