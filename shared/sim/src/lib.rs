@@ -17,8 +17,10 @@
 pub mod cel;
 pub mod cel_labels;
 pub mod delete;
+pub mod diff;
 pub mod error;
 pub mod eviction;
+pub mod fields;
 pub mod meta;
 pub mod patch;
 pub mod query;
@@ -28,6 +30,7 @@ pub mod route;
 pub mod schema;
 pub mod selector;
 mod server;
+pub mod shape;
 pub mod state;
 pub mod store;
 pub mod tls;
