@@ -14,6 +14,7 @@
 //! ownership), lists after a continue token show current state rather than the token's
 //! snapshot, and no admission webhooks run.
 
+pub mod apply;
 pub mod cel;
 pub mod cel_labels;
 pub mod delete;
@@ -21,6 +22,7 @@ pub mod diff;
 pub mod error;
 pub mod eviction;
 pub mod fields;
+pub mod managed;
 pub mod meta;
 pub mod patch;
 pub mod query;
