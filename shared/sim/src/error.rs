@@ -106,6 +106,15 @@ impl ApiError {
         Self::new(409, "Conflict", msg, Some(res.details(name)))
     }
 
+    /// 409 Conflict for a server-side apply that would change fields other managers own.
+    pub fn apply_conflict(message: String, causes: &[Cause]) -> Self {
+        let causes: Vec<Value> = causes
+            .iter()
+            .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+            .collect();
+        Self::new(409, "Conflict", message, Some(json!({ "causes": causes })))
+    }
+
     /// 422 Invalid with field causes (`kind` is the Kind here, not the plural).
     pub fn invalid(kind: &str, group: &str, name: &str, causes: &[Cause]) -> Self {
         let qualified = if group.is_empty() {

@@ -5,19 +5,25 @@
 //! can be tested against it. It keeps JSON objects in memory and honours the semantics Kerf
 //! relies on: resourceVersion conflicts, generateName, status subresources, generation,
 //! finalizers and deletionTimestamp, label and field selectors, limit/continue pagination,
-//! merge / JSON / strategic / apply patches, the pods/eviction subresource with
+//! merge / JSON / strategic patches, server-side apply with field ownership and
+//! `metadata.managedFields` ([`apply`], [`managed`]), the pods/eviction subresource with
 //! PodDisruptionBudgets, watches with bookmarks, and OpenAPI validation of the Karpenter
 //! CRDs from `kerf_api::crds::all()`, including their CEL rules (a small interpreter, [`cel`]).
 //!
 //! Not modelled: namespaces need not exist, no garbage collector (ownerReferences and
-//! propagationPolicy do not cascade), server-side apply is create-or-merge (no field
-//! ownership), lists after a continue token show current state rather than the token's
-//! snapshot, and no admission webhooks run.
+//! propagationPolicy do not cascade), lists after a continue token show current state
+//! rather than the token's snapshot, and no admission webhooks run. Field ownership knows
+//! the list types of the CRD schemas but only a table of them for built-in kinds
+//! ([`shape`]).
 
+pub mod apply;
 pub mod cel;
 pub mod delete;
+pub mod diff;
 pub mod error;
 pub mod eviction;
+pub mod fields;
+pub mod managed;
 pub mod meta;
 pub mod patch;
 pub mod query;
@@ -27,6 +33,7 @@ pub mod route;
 pub mod schema;
 pub mod selector;
 mod server;
+pub mod shape;
 pub mod state;
 pub mod store;
 pub mod tls;

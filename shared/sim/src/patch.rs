@@ -1,7 +1,8 @@
 //! Patch bodies: JSON merge (RFC 7386), JSON patch (RFC 6902 with the apiserver's
-//! "missing equals null" `test`), and strategic merge for the lists Kerf touches.
+//! "missing equals null" `test`), strategic merge for the lists Kerf touches, and the
+//! checks of patch options and applied configurations (apply itself is [`crate::apply`]).
 
-use crate::error::ApiError;
+use crate::error::{ApiError, Cause};
 use serde_json::{Map, Value};
 
 /// The patch flavour, from the request's content type.
@@ -13,7 +14,7 @@ pub enum PatchKind {
     Json,
     /// `application/strategic-merge-patch+json`.
     Strategic,
-    /// `application/apply-patch+yaml` (server-side apply, approximated as upsert + merge).
+    /// `application/apply-patch+yaml` (server-side apply with field ownership).
     Apply,
 }
 
@@ -29,6 +30,48 @@ impl PatchKind {
             _ => Err(ApiError::unsupported_media(ct)),
         }
     }
+}
+
+/// 422 for an apply without `fieldManager`, or `force` on any other patch type.
+pub fn check_options(
+    kind: PatchKind,
+    field_manager: Option<&str>,
+    force: bool,
+) -> Result<(), ApiError> {
+    let cause = match kind {
+        PatchKind::Apply if field_manager.is_none_or(str::is_empty) => Cause {
+            reason: "FieldValueRequired",
+            message: "Required value: is required for apply patch".into(),
+            field: "fieldManager".into(),
+        },
+        PatchKind::Apply => return Ok(()),
+        _ if force => Cause {
+            reason: "FieldValueForbidden",
+            message: "Forbidden: may not be specified for non-apply patch".into(),
+            field: "force".into(),
+        },
+        _ => return Ok(()),
+    };
+    Err(ApiError::invalid(
+        "PatchOptions",
+        "meta.k8s.io",
+        "",
+        &[cause],
+    ))
+}
+
+/// 400 for an applied configuration of another apiVersion, or one that sets managedFields.
+pub fn check_apply_body(api_version: &str, body: &Value) -> Result<(), ApiError> {
+    let version = body["apiVersion"].as_str().unwrap_or_default();
+    if version != api_version {
+        return Err(ApiError::bad_request(format!(
+            "Incorrect version specified in apply patch. Specified patch version: {version}, expected: {api_version}"
+        )));
+    }
+    if !body["metadata"]["managedFields"].is_null() {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    Ok(())
 }
 
 /// Applies a JSON patch document, treating a `test` of `null` on a missing path as passing.
@@ -172,6 +215,31 @@ mod tests {
             d["status"]["conditions"],
             json!([{"type": "Ready", "status": "True"}])
         );
+    }
+
+    #[test]
+    fn patch_options_and_apply_bodies() {
+        let e = check_options(PatchKind::Apply, None, false).unwrap_err();
+        assert_eq!(
+            e.body["message"],
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+        );
+        assert_eq!(
+            check_options(PatchKind::Merge, Some("m"), true)
+                .unwrap_err()
+                .code,
+            422
+        );
+        assert!(check_options(PatchKind::Apply, Some("m"), true).is_ok());
+        assert_eq!(
+            check_apply_body("v1", &json!({"kind": "Node"}))
+                .unwrap_err()
+                .code,
+            400
+        );
+        let managed = json!({"apiVersion": "v1", "metadata": {"managedFields": []}});
+        assert_eq!(check_apply_body("v1", &managed).unwrap_err().code, 400);
+        assert!(check_apply_body("v1", &json!({"apiVersion": "v1"})).is_ok());
     }
 
     #[test]

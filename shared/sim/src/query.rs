@@ -26,6 +26,8 @@ pub struct Query {
     pub bookmarks: bool,
     /// `fieldManager`.
     pub field_manager: Option<String>,
+    /// `force=true` (apply only).
+    pub force: bool,
     /// `dryRun=All`.
     pub dry_run: bool,
 }
@@ -75,6 +77,7 @@ impl Query {
                 "timeoutSeconds" => q.timeout_seconds = v.parse().ok(),
                 "allowWatchBookmarks" => q.bookmarks = truthy(&v),
                 "fieldManager" => q.field_manager = Some(v),
+                "force" => q.force = truthy(&v),
                 "dryRun" => q.dry_run = v == "All",
                 _ => {}
             }

@@ -3,12 +3,13 @@
 
 use crate::delete::{self, DeleteOptions};
 use crate::error::ApiError;
+use crate::managed::Writer;
 use crate::patch::PatchKind;
 use crate::query::Query;
 use crate::registry::ResourceInfo;
 use crate::route::{self, Route};
 use crate::state::{RequestRecord, State};
-use crate::write;
+use crate::write::{self, Ownership};
 use crate::{eviction, read, watch};
 use axum::body::Body;
 use axum::extract::Request;
@@ -59,12 +60,31 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
+    let user_agent = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     let path = req.uri().path().to_string();
     let query = Query::parse(req.uri().query());
+    let who = Writer {
+        field_manager: query.field_manager.clone(),
+        user_agent,
+        force: query.force,
+    };
     let result = match state.take_fault(method.as_str(), &path) {
         Some(e) => Err(e),
         None => match axum::body::to_bytes(req.into_body(), 64 << 20).await {
-            Ok(body) => dispatch(&state, &method, &path, &query, &ct, &body),
+            Ok(body) => {
+                let r = Req {
+                    method: &method,
+                    q: &query,
+                    ct: &ct,
+                    body: &body,
+                    who: &who,
+                };
+                dispatch(&state, &path, &r)
+            }
             Err(e) => Err(ApiError::bad_request(format!("reading body: {e}"))),
         },
     };
@@ -99,15 +119,18 @@ fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("malformed request body: {e}")))
 }
 
-fn dispatch(
-    state: &State,
-    method: &Method,
-    path: &str,
-    q: &Query,
-    ct: &str,
-    body: &[u8],
-) -> Result<Reply, ApiError> {
-    if q.dry_run {
+/// One request's method, query, content type, body and writer.
+struct Req<'a> {
+    method: &'a Method,
+    q: &'a Query,
+    ct: &'a str,
+    body: &'a [u8],
+    who: &'a Writer,
+}
+
+fn dispatch(state: &State, path: &str, r: &Req<'_>) -> Result<Reply, ApiError> {
+    let method = r.method;
+    if r.q.dry_run {
         return Err(ApiError::bad_request("dryRun is not supported by kerf-sim"));
     }
     match route::resolve(&state.registry, path)? {
@@ -115,7 +138,7 @@ fn dispatch(
         Route::Doc(_) => Err(ApiError::method_not_allowed()),
         Route::Collection { res, ns } => {
             let info = state.registry.get(res).ok_or_else(ApiError::no_route)?;
-            collection(state, info, ns.as_deref(), method, q, body)
+            collection(state, info, ns.as_deref(), r)
         }
         Route::Object { res, ns, name, sub } => {
             let info = state.registry.get(res).ok_or_else(ApiError::no_route)?;
@@ -124,7 +147,7 @@ fn dispatch(
                 ns: &ns,
                 name: &name,
             };
-            object(state, &target, sub.as_deref(), method, q, ct, body)
+            object(state, &target, sub.as_deref(), r)
         }
     }
 }
@@ -133,11 +156,10 @@ fn collection(
     state: &State,
     info: &ResourceInfo,
     ns: Option<&str>,
-    method: &Method,
-    q: &Query,
-    body: &[u8],
+    r: &Req<'_>,
 ) -> Result<Reply, ApiError> {
-    match *method {
+    let (q, body) = (r.q, r.body);
+    match *r.method {
         Method::GET if q.watch => {
             let stream = watch::start(state, info, ns, q)?;
             Ok(Reply::Stream(Body::from_stream(stream)))
@@ -149,7 +171,8 @@ fn collection(
         Method::POST if info.namespaced && ns.is_none() => Err(ApiError::method_not_allowed()),
         Method::POST => {
             let ns = ns.unwrap_or_default();
-            let obj = write::create(&mut state.store(), info, ns, parse_body(body)?)?;
+            let own = Ownership::Update(r.who);
+            let obj = write::create(&mut state.store(), info, ns, parse_body(body)?, own)?;
             Ok(Reply::Json(201, obj))
         }
         _ => Err(ApiError::method_not_allowed()),
@@ -167,11 +190,9 @@ fn object(
     state: &State,
     t: &Target<'_>,
     sub: Option<&str>,
-    method: &Method,
-    q: &Query,
-    ct: &str,
-    body: &[u8],
+    r: &Req<'_>,
 ) -> Result<Reply, ApiError> {
+    let (method, body) = (r.method, r.body);
     let status_sub = match sub {
         None => false,
         Some("status") if t.info.status_subresource => true,
@@ -198,12 +219,12 @@ fn object(
             (*read::get(&st, t.info, t.ns, t.name)?).clone(),
         )),
         Method::PUT => {
-            let v = write::update(&mut st, t.info, t.ns, t.name, parse_body(body)?, status_sub)?;
+            let body = parse_body(body)?;
+            let v = write::update(&mut st, t.info, t.ns, t.name, body, status_sub, r.who)?;
             Ok(Reply::Json(200, v))
         }
         Method::PATCH => {
-            let kind = PatchKind::from_content_type(ct)?;
-            let fm = q.field_manager.as_deref();
+            let kind = PatchKind::from_content_type(r.ct)?;
             let (code, v) = write::patch(
                 &mut st,
                 t.info,
@@ -212,7 +233,7 @@ fn object(
                 kind,
                 parse_body(body)?,
                 status_sub,
-                fm,
+                r.who,
             )?;
             Ok(Reply::Json(code, v))
         }

@@ -1,14 +1,48 @@
 //! The write pipeline shared by create, update (PUT), every patch type and delete:
 //! status-subresource filtering, immutable metadata, generation, schema defaulting and
-//! validation, finalizers and deletionTimestamp.
+//! validation, finalizers and deletionTimestamp, and field ownership (`managedFields`,
+//! server-side apply through [`crate::apply`]).
 
+use crate::apply::Apply;
 use crate::error::{ApiError, Cause};
+use crate::managed::{self, Managed, Operation, Owner, Scope, Writer};
 use crate::meta::{self, deleting, finalizers, meta_remove, meta_str};
 use crate::patch::{self, PatchKind};
 use crate::registry::ResourceInfo;
 use crate::schema;
+use crate::shape::Shapes;
 use crate::store::{Key, Store, key};
 use serde_json::{Value, json};
+
+/// How a write records field ownership.
+#[derive(Debug)]
+pub enum Ownership<'a> {
+    /// An Update by this writer's manager.
+    Update(&'a Writer),
+    /// Entries a server-side apply already computed.
+    Applied(Managed),
+}
+
+/// Stores the managedFields of `new`, the next state of `old` (`{}` on create).
+fn record(
+    res: &ResourceInfo,
+    old: &Value,
+    new: &mut Value,
+    body_managed: Option<&Value>,
+    own: Ownership<'_>,
+    status_sub: bool,
+) {
+    let managed = match own {
+        Ownership::Applied(m) => m,
+        Ownership::Update(who) => {
+            let scope = Scope::of(res, status_sub);
+            let owner = Owner::new(who.manager(), Operation::Update, res.api_version(), scope);
+            let base = managed::incoming(body_managed, old, status_sub);
+            managed::record_update(base, old, new, &owner, scope, &Shapes::of(res))
+        }
+    };
+    managed.store(new);
+}
 
 /// The storage key of a resource type (shared by all its versions).
 pub fn res_key(res: &ResourceInfo) -> String {
@@ -70,8 +104,10 @@ pub fn create(
     res: &ResourceInfo,
     ns: &str,
     mut body: Value,
+    own: Ownership<'_>,
 ) -> Result<Value, ApiError> {
     require_object(&body)?;
+    let body_managed = body["metadata"].get("managedFields").cloned();
     let body_ns = meta_str(&body, "namespace").to_string();
     if res.namespaced && !body_ns.is_empty() && body_ns != ns {
         return Err(ApiError::bad_request(
@@ -104,6 +140,14 @@ pub fn create(
     set_type_meta(res, &mut body);
     reset_status_on_create(res, &mut body);
     admit(res, &mut body, None)?;
+    record(
+        res,
+        &json!({}),
+        &mut body,
+        body_managed.as_ref(),
+        own,
+        false,
+    );
     Ok((*st.put(obj_key(res, ns, &name), body)).clone())
 }
 
@@ -139,6 +183,7 @@ pub fn update(
     name: &str,
     body: Value,
     status_sub: bool,
+    who: &Writer,
 ) -> Result<Value, ApiError> {
     require_object(&body)?;
     let k = obj_key(res, ns, name);
@@ -163,7 +208,7 @@ pub fn update(
     if !rv.is_empty() && rv != meta_str(&old, "resourceVersion") {
         return Err(ApiError::conflict(&res.res_name(), name));
     }
-    commit(st, res, k, &old, body, status_sub)
+    commit(st, res, k, &old, body, status_sub, Ownership::Update(who))
 }
 
 /// PATCH on an object or its `/status`; returns the HTTP code (201 when apply creates).
@@ -176,25 +221,16 @@ pub fn patch(
     kind: PatchKind,
     body: Value,
     status_sub: bool,
-    field_manager: Option<&str>,
+    who: &Writer,
 ) -> Result<(u16, Value), ApiError> {
-    let k = obj_key(res, ns, name);
-    if kind == PatchKind::Apply && field_manager.is_none_or(str::is_empty) {
-        let cause = Cause {
-            reason: "FieldValueRequired",
-            message: "Required value: is required for apply patch".into(),
-            field: "fieldManager".into(),
-        };
-        return Err(ApiError::invalid(&res.kind, &res.group, name, &[cause]));
+    patch::check_options(kind, who.field_manager.as_deref(), who.force)?;
+    if kind == PatchKind::Apply {
+        return apply(st, res, ns, name, body, status_sub, who);
     }
-    let Some(old) = st.get(&k) else {
-        if kind == PatchKind::Apply && !status_sub {
-            let mut obj = body;
-            obj["metadata"]["name"] = json!(name);
-            return Ok((201, create(st, res, ns, obj)?));
-        }
-        return Err(ApiError::not_found(&res.res_name(), name));
-    };
+    let k = obj_key(res, ns, name);
+    let old = st
+        .get(&k)
+        .ok_or_else(|| ApiError::not_found(&res.res_name(), name))?;
     let mut doc = (*old).clone();
     match kind {
         PatchKind::Merge | PatchKind::Apply => {
@@ -209,10 +245,60 @@ pub fn patch(
         }
         PatchKind::Strategic => patch::strategic(&mut doc, &body),
     }
-    if meta_str(&doc, "resourceVersion") != meta_str(&old, "resourceVersion") {
+    check_unchanged_rv(res, name, &doc, &old)?;
+    let v = commit(st, res, k, &old, doc, status_sub, Ownership::Update(who))?;
+    Ok((200, v))
+}
+
+/// 409 when a patch carried a resourceVersion other than the stored one.
+fn check_unchanged_rv(
+    res: &ResourceInfo,
+    name: &str,
+    doc: &Value,
+    old: &Value,
+) -> Result<(), ApiError> {
+    if meta_str(doc, "resourceVersion") != meta_str(old, "resourceVersion") {
         return Err(ApiError::conflict(&res.res_name(), name));
     }
-    Ok((200, commit(st, res, k, &old, doc, status_sub)?))
+    Ok(())
+}
+
+/// Server-side apply: creates the object if absent (201), else merges with ownership.
+fn apply(
+    st: &mut Store,
+    res: &ResourceInfo,
+    ns: &str,
+    name: &str,
+    body: Value,
+    status_sub: bool,
+    who: &Writer,
+) -> Result<(u16, Value), ApiError> {
+    require_object(&body)?;
+    patch::check_apply_body(&res.api_version(), &body)?;
+    let scope = Scope::of(res, status_sub);
+    let owner = Owner::new(who.manager(), Operation::Apply, res.api_version(), scope);
+    let a = Apply::new(owner, who.force, scope, Shapes::of(res));
+    let k = obj_key(res, ns, name);
+    let Some(old) = st.get(&k) else {
+        if status_sub {
+            return Err(ApiError::not_found(&res.res_name(), name));
+        }
+        let (mut obj, managed) = a.run(&json!({}), &body)?;
+        obj["metadata"]["name"] = json!(name);
+        return Ok((201, create(st, res, ns, obj, Ownership::Applied(managed))?));
+    };
+    let (doc, managed) = a.run(&old, &body)?;
+    check_unchanged_rv(res, name, &doc, &old)?;
+    let v = commit(
+        st,
+        res,
+        k,
+        &old,
+        doc,
+        status_sub,
+        Ownership::Applied(managed),
+    )?;
+    Ok((200, v))
 }
 
 fn carry_over(res: &ResourceInfo, old: &Value, mut new: Value, status_sub: bool) -> Value {
@@ -281,7 +367,9 @@ fn commit(
     old: &Value,
     new: Value,
     status_sub: bool,
+    own: Ownership<'_>,
 ) -> Result<Value, ApiError> {
+    let body_managed = new["metadata"].get("managedFields").cloned();
     let mut new = carry_over(res, old, new, status_sub);
     check_finalizers(res, old, &new)?;
     set_type_meta(res, &mut new);
@@ -290,6 +378,7 @@ fn commit(
         new["metadata"]["generation"] = json!(g + 1);
     }
     admit(res, &mut new, Some(old))?;
+    record(res, old, &mut new, body_managed.as_ref(), own, status_sub);
     new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
     if &new == old {
         return Ok(new);
