@@ -1,5 +1,5 @@
 # Kerf developer entry points. `make test` is what CI runs.
-.PHONY: test plan bench catalog lambda
+.PHONY: test plan bench catalog fixtures lambda
 
 test:
 	scripts/test.sh
@@ -9,6 +9,10 @@ plan:
 
 catalog:
 	python3 scripts/gen-catalog.py
+
+# Test fixtures extracted from the seed walkthroughs in ../shared/seeds.
+fixtures:
+	python3 scripts/extract-seed-manifests.py
 
 bench:
 	cargo bench -p kerf-cli --bench plan

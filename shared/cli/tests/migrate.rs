@@ -1,5 +1,7 @@
-//! `kerf migrate` on the seeds' and docs' legacy manifests, and `kerf crds` against the CRDs
-//! committed in infra/crds: output, warnings, and bad input naming its file with exit code 2.
+//! `kerf migrate` on the seed walkthroughs' manifests (generated into
+//! shared/api/tests/fixtures/seeds) and the docs' legacy manifests, and `kerf crds` against the
+//! CRDs committed in infra/crds: output, warnings, and bad input naming its file with exit
+//! code 2.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
@@ -19,6 +21,11 @@ fn repo(path: &str) -> String {
 
 fn legacy(name: &str) -> String {
     repo(&format!("shared/api/tests/fixtures/legacy/{name}"))
+}
+
+/// A manifest extracted from the seed walkthroughs by scripts/extract-seed-manifests.py.
+fn seed(name: &str) -> String {
+    repo(&format!("shared/api/tests/fixtures/seeds/{name}"))
 }
 
 fn kerf(args: &[&str]) -> Result<Outcome, CliError> {
@@ -57,7 +64,12 @@ fn temp_file(test: &str, name: &str, text: &str) -> String {
 
 #[test]
 fn a_provisioner_and_node_template_become_a_node_pool_and_node_class() {
-    let out = kerf(&["migrate", &legacy("seed000.yaml")]).unwrap();
+    let out = kerf(&[
+        "migrate",
+        &seed("seed000_00_provisioner.yaml"),
+        &seed("seed000_01_awsnodetemplate.yaml"),
+    ])
+    .unwrap();
     let docs = documents(&out.stdout);
     assert_eq!(
         kinds(&docs),
@@ -89,7 +101,8 @@ fn a_provisioner_and_node_template_become_a_node_pool_and_node_class() {
 fn several_files_are_converted_in_order() {
     let out = kerf(&[
         "migrate",
-        &legacy("seed003.yaml"),
+        &seed("seed003_00_provisioner.yaml"),
+        &seed("seed003_01_awsnodetemplate.yaml"),
         &legacy("docs_v1beta1.yaml"),
     ])
     .unwrap();
@@ -122,21 +135,43 @@ fn kubelet_settings_follow_the_node_template_across_files() {
 
 #[test]
 fn other_kinds_pass_through_with_a_warning() {
-    let out = kerf(&["migrate", &legacy("seed004.yaml")]).unwrap();
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n";
+    let other = temp_file("other-kinds", "configmap.yaml", text);
+    let out = kerf(&["migrate", &seed("seed004_00_nodepool.yaml"), &other]).unwrap();
     let docs = documents(&out.stdout);
-    assert_eq!(
-        kinds(&docs),
-        [
-            "karpenter.sh/v1 NodePool",
-            "karpenter.azure.com/v1alpha2 AKSNodeClass"
-        ]
-    );
+    assert_eq!(kinds(&docs), ["karpenter.sh/v1 NodePool", "v1 ConfigMap"]);
     assert!(
         out.warnings
             .iter()
-            .any(|w| w.starts_with("AKSNodeClass/default:") && w.contains("passed through")),
+            .any(|w| w.starts_with("ConfigMap/settings:") && w.contains("passed through")),
         "{:?}",
         out.warnings
+    );
+}
+
+#[test]
+fn another_clouds_node_class_names_the_file_and_kind_and_exits_2() {
+    let aks = seed("seed004_01_aksnodeclass.yaml");
+    let e = kerf(&["migrate", &seed("seed004_00_nodepool.yaml"), &aks]).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    let message = e.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "{aks}: AKSNodeClass/default: karpenter.azure.com/v1alpha2 AKSNodeClass is the node class of another cloud's Karpenter provider"
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn the_seed_fixture_directory_stops_at_the_aks_node_class() {
+    let dir = repo("shared/api/tests/fixtures/seeds");
+    let e = kerf(&["migrate", &dir]).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(
+        e.to_string()
+            .contains("seed004_01_aksnodeclass.yaml: AKSNodeClass/default"),
+        "{e}"
     );
 }
 
@@ -147,7 +182,7 @@ fn malformed_yaml_names_the_file_and_exits_2() {
         "bad.yaml",
         "kind: Provisioner\nspec: [unclosed\n",
     );
-    let e = kerf(&["migrate", &legacy("seed000.yaml"), &bad]).unwrap_err();
+    let e = kerf(&["migrate", &seed("seed000_00_provisioner.yaml"), &bad]).unwrap_err();
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().starts_with(&format!("{bad}: ")), "{e}");
 }
@@ -204,7 +239,11 @@ fn crds_are_what_infra_holds() {
 fn the_binary_prints_warnings_on_stderr_and_exits_2_on_bad_input() {
     let bin = env!("CARGO_BIN_EXE_kerf");
     let ok = Command::new(bin)
-        .args(["migrate", &legacy("seed000.yaml")])
+        .args([
+            "migrate",
+            &seed("seed000_00_provisioner.yaml"),
+            &seed("seed000_01_awsnodetemplate.yaml"),
+        ])
         .output()
         .unwrap();
     assert!(ok.status.success());

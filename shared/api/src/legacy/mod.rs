@@ -48,3 +48,26 @@ pub struct LegacyRequirement {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_values: Option<i32>,
 }
+
+/// `metadataOptions` as legacy APIs wrote it: every field optional and undefaulted, because
+/// what an unset field meant differs between v1alpha1 and v1beta1 (see migration).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct LegacyMetadataOptions {
+    /// `enabled` or `disabled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_endpoint: Option<String>,
+    /// `enabled` or `disabled`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "httpProtocolIPv6"
+    )]
+    pub http_protocol_ipv6: Option<String>,
+    /// Hop limit of PUT responses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_put_response_hop_limit: Option<i64>,
+    /// `required` or `optional`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_tokens: Option<String>,
+}

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{LegacyMeta, Other};
-use crate::v1::{BlockDeviceMapping, MetadataOptions};
+use super::{LegacyMeta, LegacyMetadataOptions, Other};
+use crate::v1::BlockDeviceMapping;
 
 /// An AWSNodeTemplate document.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
@@ -51,9 +51,9 @@ pub struct AWSNodeTemplateSpec {
     /// Block devices.
     #[serde(default)]
     pub block_device_mappings: Vec<BlockDeviceMapping>,
-    /// IMDS options.
+    /// IMDS options (unset fields were left to EC2's defaults).
     #[serde(default)]
-    pub metadata_options: Option<MetadataOptions>,
+    pub metadata_options: Option<LegacyMetadataOptions>,
     /// Detailed monitoring.
     #[serde(default)]
     pub detailed_monitoring: Option<bool>,

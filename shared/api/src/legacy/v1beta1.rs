@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::v1alpha5::LegacyKubelet;
-use super::{LegacyMeta, LegacyRequirement, Other};
+use super::{LegacyMeta, LegacyMetadataOptions, LegacyRequirement, Other};
 use crate::v1::{
-    AmiSelectorTerm, BlockDeviceMapping, Budget, MetadataOptions, ResourceList,
-    SecurityGroupSelectorTerm, SubnetSelectorTerm, Taint,
+    AmiSelectorTerm, BlockDeviceMapping, Budget, ResourceList, SecurityGroupSelectorTerm,
+    SubnetSelectorTerm, Taint,
 };
 
 /// A v1beta1 NodePool document.
@@ -179,9 +179,9 @@ pub struct EC2NodeClassSpec {
     /// Public IP.
     #[serde(default, rename = "associatePublicIPAddress")]
     pub associate_public_ip_address: Option<bool>,
-    /// IMDS options.
+    /// IMDS options (the CRD defaulted unset fields, the hop limit to 2).
     #[serde(default)]
-    pub metadata_options: Option<MetadataOptions>,
+    pub metadata_options: Option<LegacyMetadataOptions>,
     /// CreateFleet context.
     #[serde(default)]
     pub context: Option<String>,

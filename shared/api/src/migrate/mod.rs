@@ -55,7 +55,8 @@ impl Ctx {
 /// Provisioners become NodePools (and an EC2NodeClass for an inline `provider`),
 /// AWSNodeTemplates and v1beta1 EC2NodeClasses become v1 EC2NodeClasses, v1beta1 NodePools
 /// become v1 NodePools; kubelet settings move to the referenced EC2NodeClass. v1 documents pass
-/// through; other kinds pass through unchanged with a warning.
+/// through; other kinds pass through unchanged with a warning, except other clouds' node
+/// classes (AKSNodeClass, ...), which are an error naming the object and kind.
 pub fn migrate_documents(yaml_text: &str) -> Result<MigrateOutput, ApiError> {
     let mut ctx = Ctx::default();
     let mut docs = Vec::new();
@@ -119,6 +120,13 @@ fn migrate_value(value: Value, ctx: &mut Ctx) -> Result<Vec<Doc>, ApiError> {
             nodeclass::from_v1beta1(serde_json::from_value(value)?, ctx),
         ))]),
         ("karpenter.sh/v1" | "karpenter.k8s.aws/v1", _) => Ok(vec![Doc::Raw(value)]),
+        _ if is_foreign_node_class(&api_version, &kind) => Err(ApiError::Invalid {
+            object: object_name(&value),
+            message: format!(
+                "{api_version} {kind} is the node class of another cloud's Karpenter provider; \
+                 Kerf launches EC2 instances only: replace it with a karpenter.k8s.aws/v1 EC2NodeClass"
+            ),
+        }),
         _ => {
             let name = object_name(&value);
             ctx.warn(
@@ -128,6 +136,15 @@ fn migrate_value(value: Value, ctx: &mut Ctx) -> Result<Vec<Doc>, ApiError> {
             Ok(vec![Doc::Raw(value)])
         }
     }
+}
+
+/// Whether a document is another provider's node class (AKSNodeClass, GCENodeClass, ...):
+/// something that would make Kerf launch on a cloud it does not drive.
+fn is_foreign_node_class(api_version: &str, kind: &str) -> bool {
+    let group = api_version.split('/').next().unwrap_or_default();
+    let karpenter_group = group.starts_with("karpenter.") || group.ends_with(".karpenter.sh");
+    let own_group = matches!(group, "karpenter.sh" | "karpenter.k8s.aws");
+    (kind.ends_with("NodeClass") && kind != "EC2NodeClass") || (karpenter_group && !own_group)
 }
 
 fn apply_kubelets(docs: &mut [Doc], ctx: &mut Ctx) {

@@ -5,7 +5,7 @@ use kube_core::ObjectMeta;
 use super::Ctx;
 use super::selectors::{alias_for_family, ami_terms, security_group_terms, subnet_terms};
 use crate::legacy::v1alpha1::{AWSNodeTemplate, AWSNodeTemplateSpec};
-use crate::legacy::{LegacyMeta, Other, v1beta1};
+use crate::legacy::{LegacyMeta, LegacyMetadataOptions, Other, v1beta1};
 use crate::v1::{
     AmiFamily, AmiSelectorTerm, EC2NodeClass, EC2NodeClassSpec, InstanceStorePolicy,
     MetadataOptions,
@@ -14,14 +14,49 @@ use crate::v1::{
 /// Canonical's AWS account, owner of the Ubuntu EKS AMIs.
 const CANONICAL_OWNER: &str = "099720109477";
 
-/// Legacy APIs defaulted the IMDS hop limit to 2; v1 defaults to 1.
-fn legacy_metadata_options(given: Option<MetadataOptions>) -> Option<MetadataOptions> {
-    given.or_else(|| {
-        Some(MetadataOptions {
-            http_put_response_hop_limit: Some(2),
+/// The IMDS hop limit legacy Karpenter used where v1 uses 1.
+const LEGACY_HOP_LIMIT: i64 = 2;
+
+/// Legacy `metadataOptions` with unset fields filled from `defaults`.
+fn fill_metadata_options(m: LegacyMetadataOptions, defaults: MetadataOptions) -> MetadataOptions {
+    MetadataOptions {
+        http_endpoint: m.http_endpoint.or(defaults.http_endpoint),
+        http_protocol_ipv6: m.http_protocol_ipv6.or(defaults.http_protocol_ipv6),
+        http_put_response_hop_limit: m
+            .http_put_response_hop_limit
+            .or(defaults.http_put_response_hop_limit),
+        http_tokens: m.http_tokens.or(defaults.http_tokens),
+    }
+}
+
+/// v1alpha1 (and inline provider) `metadataOptions`. Unset, Karpenter launched with its own
+/// defaults (hop limit 2); set, it passed only the given fields, leaving the rest to EC2's
+/// defaults (hop limit 1, tokens as the AMI says), so those are written out explicitly.
+fn v1alpha1_metadata_options(
+    given: Option<LegacyMetadataOptions>,
+    ctx: &mut Ctx,
+    object: &str,
+    prefix: &str,
+) -> MetadataOptions {
+    let Some(m) = given else {
+        return MetadataOptions {
+            http_put_response_hop_limit: Some(LEGACY_HOP_LIMIT),
             ..MetadataOptions::default()
-        })
-    })
+        };
+    };
+    if m.http_tokens.is_none() {
+        ctx.warn(object, format!("{prefix}.metadataOptions.httpTokens was unset, leaving IMDSv2 to the AMI's default; v1 requires it (httpTokens: required): set httpTokens: optional to keep IMDSv1"));
+    }
+    fill_metadata_options(m, MetadataOptions::default())
+}
+
+/// v1beta1 `metadataOptions`: the CRD defaulted every unset field, the hop limit to 2.
+fn v1beta1_metadata_options(given: Option<LegacyMetadataOptions>) -> MetadataOptions {
+    let defaults = MetadataOptions {
+        http_put_response_hop_limit: Some(LEGACY_HOP_LIMIT),
+        ..MetadataOptions::default()
+    };
+    fill_metadata_options(given.unwrap_or_default(), defaults)
 }
 
 /// Metadata of a migrated object: name, labels and annotations.
@@ -100,7 +135,12 @@ pub(super) fn from_provider(
         tags: spec.tags,
         block_device_mappings: spec.block_device_mappings,
         detailed_monitoring: spec.detailed_monitoring,
-        metadata_options: legacy_metadata_options(spec.metadata_options),
+        metadata_options: Some(v1alpha1_metadata_options(
+            spec.metadata_options,
+            ctx,
+            object,
+            prefix,
+        )),
         context: spec.context,
         ..EC2NodeClassSpec::default()
     };
@@ -195,7 +235,7 @@ pub(super) fn from_v1beta1(class: v1beta1::EC2NodeClass, ctx: &mut Ctx) -> EC2No
         instance_store_policy,
         detailed_monitoring: spec.detailed_monitoring,
         associate_public_ip_address: spec.associate_public_ip_address,
-        metadata_options: legacy_metadata_options(spec.metadata_options),
+        metadata_options: Some(v1beta1_metadata_options(spec.metadata_options)),
         context: spec.context,
         ..EC2NodeClassSpec::default()
     };

@@ -42,6 +42,77 @@ fn requirements(
     out
 }
 
+/// A requirement as `(key, operator, values)`.
+type RequirementSpec = (&'static str, Operator, &'static [&'static str]);
+
+/// The requirements the v1alpha5 defaulting webhook added to a Provisioner that did not
+/// constrain the key(s); v1 adds none, so migration writes them out. Each entry: the keys whose
+/// absence triggered the default, then the requirements added.
+const V1ALPHA5_DEFAULTS: [(&[&str], &[RequirementSpec]); 4] = [
+    (
+        &["kubernetes.io/os"],
+        &[("kubernetes.io/os", Operator::In, &["linux"])],
+    ),
+    (
+        &["kubernetes.io/arch"],
+        &[("kubernetes.io/arch", Operator::In, &["amd64"])],
+    ),
+    (
+        &["karpenter.sh/capacity-type"],
+        &[("karpenter.sh/capacity-type", Operator::In, &["on-demand"])],
+    ),
+    (
+        &[
+            "node.kubernetes.io/instance-type",
+            "karpenter.k8s.aws/instance-family",
+            "karpenter.k8s.aws/instance-category",
+            "karpenter.k8s.aws/instance-generation",
+        ],
+        &[
+            (
+                "karpenter.k8s.aws/instance-category",
+                Operator::In,
+                &["c", "m", "r"],
+            ),
+            (
+                "karpenter.k8s.aws/instance-generation",
+                Operator::Gt,
+                &["2"],
+            ),
+        ],
+    ),
+];
+
+/// Appends the v1alpha5 webhook's default requirements for keys `given` does not constrain.
+fn v1alpha5_default_requirements(
+    given: &[LegacyRequirement],
+    out: &mut Vec<NodeSelectorRequirementWithMinValues>,
+    ctx: &mut Ctx,
+    object: &str,
+) {
+    let mut added = Vec::new();
+    for (keys, defaults) in V1ALPHA5_DEFAULTS {
+        if given.iter().any(|r| keys.contains(&r.key.as_str())) {
+            continue;
+        }
+        for (key, operator, values) in defaults {
+            out.push(NodeSelectorRequirementWithMinValues::new(
+                *key, *operator, values,
+            ));
+            added.push(format!("{key} {operator:?} {}", values.join(",")));
+        }
+    }
+    if !added.is_empty() {
+        ctx.warn(
+            object,
+            format!(
+                "spec.requirements: added what the v1alpha5 webhook defaulted and v1 does not: {}",
+                added.join("; ")
+            ),
+        );
+    }
+}
+
 /// Queues kubelet settings for the node class and warns about `containerRuntime`.
 fn move_kubelet(
     kubelet: Option<LegacyKubelet>,
@@ -103,6 +174,8 @@ pub(super) fn from_provisioner(p: Provisioner, ctx: &mut Ctx) -> Result<Vec<Doc>
         ctx,
         &object,
     );
+    let mut reqs = requirements(spec.requirements.clone(), ctx, &object, "spec");
+    v1alpha5_default_requirements(&spec.requirements, &mut reqs, ctx, &object);
     let template = NodeClaimTemplate {
         metadata: TemplateMetadata {
             labels: spec.labels,
@@ -111,7 +184,7 @@ pub(super) fn from_provisioner(p: Provisioner, ctx: &mut Ctx) -> Result<Vec<Doc>
         spec: NodeClaimTemplateSpec {
             taints: spec.taints,
             startup_taints: spec.startup_taints,
-            requirements: requirements(spec.requirements, ctx, &object, "spec"),
+            requirements: reqs,
             node_class_ref: NodeClassReference::ec2(class_name),
             termination_grace_period: None,
             expire_after: spec
@@ -235,6 +308,12 @@ fn v1beta1_ref(
         .map(str::to_string);
     if r.kind.is_none() || group.is_none() {
         ctx.warn(object, "spec.template.spec.nodeClassRef without apiVersion/kind; assuming karpenter.k8s.aws EC2NodeClass");
+    }
+    if let Some(kind) = r.kind.as_deref().filter(|k| *k != "EC2NodeClass") {
+        ctx.warn(
+            object,
+            format!("spec.template.spec.nodeClassRef points at {kind}/{name}, not an EC2NodeClass; Kerf launches EC2 instances only"),
+        );
     }
     NodeClassReference {
         kind: r.kind.unwrap_or_else(|| "EC2NodeClass".to_string()),
