@@ -46,32 +46,29 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
     let rejected_count = rejected.len();
     let pools = pools::prepare(snap, &ix);
     let base = prepare::base(snap, &ix, pools, &pending);
-    let policies: &[Policy] = if opts.optimize_cost {
-        &[Policy::Largest, Policy::Efficient(0), Policy::Efficient(1)]
-    } else {
-        &[Policy::Largest]
-    };
     let taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
-    let mut best: Option<(Run<'_>, (usize, f64))> = None;
-    for &policy in policies {
+    // Karpenter's sizing first. Claims sized for their largest option can exhaust NodePool
+    // limits early, so when pods are left over, sizing for the most cost-efficient type is
+    // tried too and the run placing more pods wins.
+    let run_with = |policy| {
         let mut run = Run::new(base.clone(), policy, opts.respect_preferences);
         run.solve();
         let score = finalize::evaluate(&run);
-        if best.as_ref().is_none_or(|(_, b)| better(score, *b)) {
-            best = Some((run, score));
+        (run, score)
+    };
+    let mut best = run_with(Policy::Largest);
+    if best.1.0 < pending.len() && opts.optimize_cost {
+        let other = run_with(Policy::Efficient(0));
+        if better(other.1, best.1) {
+            best = other;
         }
     }
-    // Repacking rebuilds groups from scratch and only keeps cheaper results, so it runs once,
-    // on the winning policy.
-    if opts.optimize_cost
-        && let Some((run, _)) = &mut best
-    {
-        repack::repack(run);
+    // Cost repacking rebuilds each pool's unconstrained claims and keeps only cheaper results
+    // (the per-claim choice of the cheapest fitting type happens in `finalize`).
+    if opts.optimize_cost {
+        repack::repack(&mut best.0);
     }
-    let mut plan = match &best {
-        Some((run, _)) => finalize::plan(run, &ix, opts.max_instance_types, opts.seed, &taken),
-        None => Plan::new(),
-    };
+    let mut plan = finalize::plan(&best.0, &ix, opts.max_instance_types, opts.seed, &taken);
     plan.unschedulable.extend(rejected);
     plan.nominations.sort_by(|a, b| a.pod.cmp(&b.pod));
     plan.unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));

@@ -247,7 +247,6 @@ fn retain_offered(
 
 /// Chooses the instance type a new claim is sized for.
 fn pick(policy: Policy, pool: &PoolCtx<'_>, cands: &[(usize, f64)], demand: &Res) -> usize {
-    let name = |t: usize| pool.types[t].it.name.as_str();
     match policy {
         Policy::Largest => {
             let key = |&(t, price): &(usize, f64)| {
@@ -261,7 +260,7 @@ fn pick(policy: Policy, pool: &PoolCtx<'_>, cands: &[(usize, f64)], demand: &Res
                     ka.0.cmp(&kb.0)
                         .then(ka.1.cmp(&kb.1))
                         .then(ka.2.total_cmp(&kb.2))
-                        .then(name(b.0).cmp(name(a.0)))
+                        .then(b.0.cmp(&a.0))
                 })
                 .map(|c| c.0)
                 .unwrap_or(cands[0].0)
@@ -271,8 +270,12 @@ fn pick(policy: Policy, pool: &PoolCtx<'_>, cands: &[(usize, f64)], demand: &Res
                 .iter()
                 .map(|&(t, price)| (price / coverage(&pool.types[t].usable, demand), t))
                 .collect();
-            scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(name(a.1).cmp(name(b.1))));
-            scored[rank.min(scored.len() - 1)].1
+            // Indices follow names, so (score, index) is the order by score then name.
+            let n = rank.min(scored.len() - 1);
+            scored
+                .select_nth_unstable_by(n, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+                .1
+                .1
         }
     }
 }

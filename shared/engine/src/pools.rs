@@ -110,10 +110,8 @@ impl PoolCtx<'_> {
             .filter(|(_, t)| t.matches(reqs))
             .filter_map(|(i, t)| t.cheapest(reqs).map(|o| (i, o.price)))
             .collect();
-        v.sort_by(|a, b| {
-            a.1.total_cmp(&b.1)
-                .then(self.types[a.0].it.name.cmp(&self.types[b.0].it.name))
-        });
+        // Indices follow names (see `prepare_one`): ties go to the first name.
+        v.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
         let c: Compatible = v.into();
         self.cache.borrow_mut().insert(reqs.clone(), c.clone());
         c
@@ -204,6 +202,8 @@ fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolC
             pool.types.push(t);
         }
     }
+    // Type indices follow names, so ties between equally good types break by index.
+    pool.types.sort_by(|a, b| a.it.name.cmp(&b.it.name));
     if pool.types.is_empty() {
         pool.unusable = Some(
             "no instance type satisfies the nodepool requirements with an available offering"

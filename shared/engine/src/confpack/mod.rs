@@ -7,6 +7,7 @@
 //! minilp reports no dual values, so each iteration solves the dual of the restricted master
 //! directly (maximise Σ demand·π subject to every known pattern costing at least its value).
 
+mod knapsack;
 mod pricing;
 
 use minilp::{ComparisonOp, OptimizationDirection, Problem as Lp, Variable};
@@ -54,29 +55,62 @@ pub struct Solution {
     pub duals: Vec<f64>,
 }
 
-/// Solves the configuration LP by column generation, for at most `iterations` rounds.
-pub fn solve(inst: &Instance<'_>, iterations: usize) -> Option<Solution> {
+/// Starting patterns per shape.
+const INITIAL_PER_SHAPE: usize = 3;
+
+/// How much work one solve may do.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Column-generation rounds.
+    pub iterations: usize,
+    /// Branch-and-bound nodes per pricing knapsack; past it the knapsack LP bounds the value.
+    pub search: usize,
+}
+
+/// Solves the configuration LP by column generation within `budget`.
+pub fn solve(inst: &Instance<'_>, budget: Budget) -> Option<Solution> {
+    solve_from(inst, budget, &[])
+}
+
+/// [`solve`], starting from `warm` patterns too (those that no longer fit the demand are
+/// clipped to it). Each round adds the improving patterns as rows of the dual and
+/// re-optimises from the previous basis.
+pub fn solve_from(
+    inst: &Instance<'_>,
+    budget: Budget,
+    warm: &[(usize, Vec<u32>)],
+) -> Option<Solution> {
     let mut patterns: Vec<(usize, Vec<u32>)> = initial(inst);
+    for (t, counts) in warm {
+        let clipped: Vec<u32> = counts
+            .iter()
+            .zip(inst.shapes)
+            .map(|(c, s)| (*c).min(s.count))
+            .collect();
+        if clipped.iter().any(|c| *c > 0) && !patterns.iter().any(|p| p.0 == *t && p.1 == clipped) {
+            patterns.push((*t, clipped));
+        }
+    }
     if patterns.is_empty() {
         return None;
     }
+    let mut dual = Dual::new(inst, &patterns)?;
     let mut lower = 0.0f64;
     let mut duals = vec![0.0; inst.shapes.len()];
-    for _ in 0..iterations {
-        let (dual_obj, pi) = dual(inst, &patterns)?;
+    for _ in 0..budget.iterations {
+        let (dual_obj, pi) = dual.values();
         duals.clone_from(&pi);
-        let (kappa, found) = price(inst, &pi);
+        let (kappa, found) = price(inst, &pi, budget.search);
         lower = lower.max(dual_obj / kappa.max(1.0));
-        if found.is_empty() {
-            break;
-        }
-        let before = patterns.len();
+        let mut added = false;
         for p in found {
             if !patterns.contains(&p) {
+                dual = dual.add(inst, &p)?;
                 patterns.push(p);
+                added = true;
             }
         }
-        if patterns.len() == before {
+        if !added {
             break;
         }
     }
@@ -132,45 +166,78 @@ fn alone(inst: &Instance<'_>, k: usize, t: usize) -> u32 {
     }
 }
 
-/// One single-shape pattern per (type, shape) that fits.
+/// Single-shape patterns to start from: for each shape, the few types that host it at the
+/// lowest price per pod (column generation finds the rest).
 fn initial(inst: &Instance<'_>) -> Vec<(usize, Vec<u32>)> {
     let mut out = Vec::new();
-    for t in 0..inst.types.len() {
-        for k in 0..inst.shapes.len() {
-            let n = if (inst.allowed)(k, t) {
-                alone(inst, k, t)
-            } else {
-                0
-            };
-            if n > 0 {
-                let mut counts = vec![0; inst.shapes.len()];
-                counts[k] = n;
-                out.push((t, counts));
-            }
+    for k in 0..inst.shapes.len() {
+        let mut best: Vec<(f64, usize, u32)> = (0..inst.types.len())
+            .filter(|&t| (inst.allowed)(k, t))
+            .filter_map(|t| {
+                let n = alone(inst, k, t);
+                (n > 0).then(|| (inst.types[t].price / f64::from(n), t, n))
+            })
+            .collect();
+        best.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for &(_, t, n) in best.iter().take(INITIAL_PER_SHAPE) {
+            let mut counts = vec![0; inst.shapes.len()];
+            counts[k] = n;
+            out.push((t, counts));
         }
     }
     out
 }
 
 /// The restricted dual: max Σ n·π s.t. π·a ≤ price for every pattern, π ≥ 0.
-fn dual(inst: &Instance<'_>, patterns: &[(usize, Vec<u32>)]) -> Option<(f64, Vec<f64>)> {
-    let mut lp = Lp::new(OptimizationDirection::Maximize);
-    let pi: Vec<Variable> = inst
-        .shapes
-        .iter()
-        .map(|s| lp.add_var(s.count as f64, (0.0, f64::INFINITY)))
-        .collect();
-    for (t, counts) in patterns {
-        let terms: Vec<(Variable, f64)> = counts
+struct Dual {
+    pi: Vec<Variable>,
+    sol: minilp::Solution,
+}
+
+impl Dual {
+    fn new(inst: &Instance<'_>, patterns: &[(usize, Vec<u32>)]) -> Option<Dual> {
+        let mut lp = Lp::new(OptimizationDirection::Maximize);
+        let pi: Vec<Variable> = inst
+            .shapes
             .iter()
-            .enumerate()
-            .filter(|(_, c)| **c > 0)
-            .map(|(k, c)| (pi[k], *c as f64))
+            .map(|s| lp.add_var(s.count as f64, (0.0, f64::INFINITY)))
             .collect();
-        lp.add_constraint(terms.as_slice(), ComparisonOp::Le, inst.types[*t].price);
+        for p in patterns {
+            lp.add_constraint(
+                row(&pi, &p.1).as_slice(),
+                ComparisonOp::Le,
+                inst.types[p.0].price,
+            );
+        }
+        let sol = lp.solve().ok()?;
+        Some(Dual { pi, sol })
     }
-    let sol = lp.solve().ok()?;
-    Some((sol.objective(), pi.iter().map(|v| sol[*v]).collect()))
+
+    /// Adds pattern `p`'s row and re-optimises.
+    fn add(self, inst: &Instance<'_>, p: &(usize, Vec<u32>)) -> Option<Dual> {
+        let expr = row(&self.pi, &p.1);
+        let sol = self
+            .sol
+            .add_constraint(expr.as_slice(), ComparisonOp::Le, inst.types[p.0].price)
+            .ok()?;
+        Some(Dual { pi: self.pi, sol })
+    }
+
+    fn values(&self) -> (f64, Vec<f64>) {
+        (
+            self.sol.objective(),
+            self.pi.iter().map(|v| *self.sol.var_value(*v)).collect(),
+        )
+    }
+}
+
+fn row(pi: &[Variable], counts: &[u32]) -> Vec<(Variable, f64)> {
+    counts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(k, c)| (pi[k], *c as f64))
+        .collect()
 }
 
 /// The restricted master: min Σ price·λ s.t. Σ a·λ ≥ n.
@@ -204,7 +271,10 @@ mod tests {
                 types,
                 allowed: &|_, _| true,
             },
-            50,
+            Budget {
+                iterations: 50,
+                search: 100_000,
+            },
         )
         .unwrap()
     }

@@ -1,22 +1,26 @@
 //! Column-generation pricing: the most valuable whole-pod pattern per node type under dual
-//! prices (integer knapsack by branch and bound, with an LP bound when the search is cut
+//! prices (the knapsack of [`super::knapsack`], bounded by its LP when the search is cut
 //! short), and the dual-guided greedy built on it.
 
 use minilp::{ComparisonOp, OptimizationDirection, Problem as Lp, Variable};
 
-use super::{Instance, Shape};
-
-/// Pricing gives up on a node type after this many search nodes and bounds the type's value
-/// by its knapsack LP instead.
-const SEARCH_LIMIT: usize = 400;
+use super::{Instance, Shape, knapsack};
 
 /// For every type, the most valuable pattern under duals `pi`. Returns the largest
 /// value/price ratio (an upper bound when a search was cut short) and the improving patterns.
-pub(super) fn price(inst: &Instance<'_>, pi: &[f64]) -> (f64, Vec<(usize, Vec<u32>)>) {
+pub(super) fn price(
+    inst: &Instance<'_>,
+    pi: &[f64],
+    limit: usize,
+) -> (f64, Vec<(usize, Vec<u32>)>) {
     let mut kappa = 0.0f64;
     let mut found = Vec::new();
     for t in 0..inst.types.len() {
-        let (mut value, mut counts, exact) = knapsack(inst, t, pi);
+        let knapsack::Best {
+            mut value,
+            mut counts,
+            exact,
+        } = knapsack::solve(inst, t, pi, limit);
         let mut bound = value;
         if !exact {
             match knapsack_lp(inst, t, pi) {
@@ -130,7 +134,7 @@ fn fractional_bound(inst: &Instance<'_>, t: usize, pi: &[f64]) -> f64 {
 /// Dual-guided greedy: repeatedly open the node type whose most valuable pattern (under fixed
 /// dual prices `pi`) is worth the most per dollar, until every pod is placed. Returns
 /// (type, counts per shape) per node, or `None` if some pod fits no type.
-pub fn greedy(inst: &Instance<'_>, pi: &[f64]) -> Option<Vec<(usize, Vec<u32>)>> {
+pub fn greedy(inst: &Instance<'_>, pi: &[f64], limit: usize) -> Option<Vec<(usize, Vec<u32>)>> {
     let mut left: Vec<Shape> = inst.shapes.to_vec();
     // Shapes the LP prices at zero still need a place: give them a small positive worth.
     let floor = pi
@@ -150,7 +154,7 @@ pub fn greedy(inst: &Instance<'_>, pi: &[f64]) -> Option<Vec<(usize, Vec<u32>)>>
         };
         let mut best: Option<(f64, usize, Vec<u32>)> = None;
         for t in 0..inst.types.len() {
-            let (value, counts, _) = knapsack(&cur, t, &pi);
+            let knapsack::Best { value, counts, .. } = knapsack::solve(&cur, t, &pi, limit);
             let ratio = value / inst.types[t].price;
             if value > 0.0 && best.as_ref().is_none_or(|b| ratio > b.0 * (1.0 + 1e-12)) {
                 best = Some((ratio, t, counts));
@@ -163,108 +167,4 @@ pub fn greedy(inst: &Instance<'_>, pi: &[f64]) -> Option<Vec<(usize, Vec<u32>)>>
         out.push((t, counts));
     }
     Some(out)
-}
-
-/// Integer multi-dimensional knapsack by depth-first branch and bound.
-fn knapsack(inst: &Instance<'_>, t: usize, pi: &[f64]) -> (f64, Vec<u32>, bool) {
-    let mut order: Vec<usize> = (0..inst.shapes.len())
-        .filter(|&k| (inst.allowed)(k, t) && pi[k] > 1e-12)
-        .collect();
-    let cap = &inst.types[t].cap;
-    let weight = |k: usize| {
-        inst.shapes[k]
-            .req
-            .iter()
-            .zip(cap)
-            .map(|(r, c)| if *c > 0.0 { r / c } else { 0.0 })
-            .sum::<f64>()
-    };
-    order.sort_by(|&a, &b| {
-        (pi[b] / weight(b).max(1e-12))
-            .total_cmp(&(pi[a] / weight(a).max(1e-12)))
-            .then(a.cmp(&b))
-    });
-    let mut s = Search {
-        inst,
-        pi,
-        order,
-        best: 0.0,
-        best_counts: vec![0; inst.shapes.len()],
-        counts: vec![0; inst.shapes.len()],
-        nodes: 0,
-    };
-    let mut free = cap.clone();
-    s.dfs(0, &mut free, 0.0);
-    let exact = s.nodes < SEARCH_LIMIT;
-    (s.best, s.best_counts, exact)
-}
-
-struct Search<'a, 'b> {
-    inst: &'a Instance<'b>,
-    pi: &'a [f64],
-    order: Vec<usize>,
-    best: f64,
-    best_counts: Vec<u32>,
-    counts: Vec<u32>,
-    nodes: usize,
-}
-
-impl Search<'_, '_> {
-    fn dfs(&mut self, i: usize, free: &mut [f64], value: f64) {
-        self.nodes += 1;
-        if value > self.best {
-            self.best = value;
-            self.best_counts.clone_from(&self.counts);
-        }
-        if i == self.order.len()
-            || self.nodes >= SEARCH_LIMIT
-            || value + self.bound(i, free) <= self.best + 1e-12
-        {
-            return;
-        }
-        let k = self.order[i];
-        let req = &self.inst.shapes[k].req;
-        let fit = req
-            .iter()
-            .zip(free.iter())
-            .filter(|(r, _)| **r > 0.0)
-            .map(|(r, f)| (f / r + 1e-9).floor())
-            .fold(f64::INFINITY, f64::min);
-        let max = if fit.is_finite() {
-            (fit.max(0.0) as u32).min(self.inst.shapes[k].count)
-        } else {
-            self.inst.shapes[k].count
-        };
-        for n in (0..=max).rev() {
-            for (f, r) in free.iter_mut().zip(req) {
-                *f -= r * n as f64;
-            }
-            self.counts[k] = n;
-            self.dfs(i + 1, free, value + self.pi[k] * n as f64);
-            self.counts[k] = 0;
-            for (f, r) in free.iter_mut().zip(req) {
-                *f += r * n as f64;
-            }
-        }
-    }
-
-    /// Fractional bound on what shapes from `i` on can still add.
-    fn bound(&self, i: usize, free: &[f64]) -> f64 {
-        (0..free.len())
-            .map(|d| {
-                let density = self.order[i..]
-                    .iter()
-                    .map(|&k| {
-                        let r = self.inst.shapes[k].req[d];
-                        if r > 0.0 {
-                            self.pi[k] / r
-                        } else {
-                            f64::INFINITY
-                        }
-                    })
-                    .fold(0.0, f64::max);
-                density * free[d].max(0.0)
-            })
-            .fold(f64::INFINITY, f64::min)
-    }
 }

@@ -2,7 +2,7 @@
 //! LP (whole pods per node, fractional node counts) over every offering the groups may use,
 //! solved by the engine's column generation with Farley's bound.
 
-use kerf_engine::confpack::{Instance, NodeType, Shape, solve, undominated};
+use kerf_engine::confpack::{Budget, Instance, NodeType, Shape, solve, undominated};
 use minilp::{ComparisonOp, OptimizationDirection, Problem};
 
 /// Resources the bound tracks: cpu, memory, pods.
@@ -113,7 +113,13 @@ pub fn configuration_bound(groups: &[Group], columns: &[Column]) -> Result<f64, 
         types: &types,
         allowed: &allowed,
     };
-    solve(&inst, 200)
-        .map(|s| s.lower_bound)
-        .ok_or_else(|| "no solution".to_string())
+    solve(
+        &inst,
+        Budget {
+            iterations: 400,
+            search: 20_000,
+        },
+    )
+    .map(|s| s.lower_bound)
+    .ok_or_else(|| "no solution".to_string())
 }
