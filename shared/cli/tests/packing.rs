@@ -376,3 +376,15 @@ fn limits_hold_across_several_new_nodes() {
     assert_eq!(p.summary.scheduled_pods + p.summary.unschedulable_pods, 12);
     assert_eq!(p.summary.unschedulable_pods, 6);
 }
+
+#[test]
+fn limits_leave_room_for_one_node_per_pod() {
+    // Host ports force one node per pod; three nodes must fit a 10-cpu limit, so none of
+    // them may be sized for the pool's largest types.
+    let np = pool_limit(pool("default"), "cpu", "10");
+    let mut docs = vec![np];
+    docs.extend((0..3).map(|i| host_port(pod(&format!("p{i}"), "1", "1Gi"), 8080)));
+    let p = plan(&docs);
+    assert_eq!(p.summary.unschedulable_pods, 0, "{:?}", p.unschedulable);
+    assert_eq!(p.launches.len(), 3);
+}
