@@ -44,14 +44,14 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
     let ix = resource_index(snap);
     let (pending, rejected) = classify(snap);
     let rejected_count = rejected.len();
-    let pools = pools::prepare(snap, &ix);
-    let base = prepare::base(snap, &ix, pools, &pending);
     let taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
     // Karpenter's sizing first. Claims sized for their largest option can exhaust NodePool
     // limits early, so when pods are left over, sizing for the most cost-efficient type is
-    // tried too and the run placing more pods wins.
+    // tried too and the run placing more pods wins (its starting state is rebuilt rather
+    // than cloned up front, as this is the rare case).
     let run_with = |policy| {
-        let mut run = Run::new(base.clone(), policy, opts.respect_preferences);
+        let base = prepare::base(snap, &ix, pools::prepare(snap, &ix), &pending);
+        let mut run = Run::new(base, policy, opts.respect_preferences);
         run.solve();
         let score = finalize::evaluate(&run);
         (run, score)

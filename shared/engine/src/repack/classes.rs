@@ -191,26 +191,24 @@ pub fn undominated(pc: &PoolCtx<'_>, cols: &[Column], dims: &[usize]) -> Vec<Col
         .collect()
 }
 
-/// Columns not beaten per dollar in every demanded dimension by a column open to at least
-/// the same classes (the greedy's candidates).
-pub fn efficient(pc: &PoolCtx<'_>, cols: &[Column], dims: &[usize]) -> Vec<Column> {
+/// Indices of the columns not beaten per dollar in every demanded dimension by a column open
+/// to at least the same classes (the greedy's candidates).
+pub fn efficient(pc: &PoolCtx<'_>, cols: &[Column], dims: &[usize]) -> Vec<usize> {
     let per = |c: &Column| -> Vec<f64> {
         dims.iter()
             .map(|&d| pc.types[c.t].usable.0[d] as f64 / c.price)
             .collect()
     };
     let pers: Vec<Vec<f64>> = cols.iter().map(per).collect();
-    cols.iter()
-        .enumerate()
-        .filter(|&(b, cb)| {
+    (0..cols.len())
+        .filter(|&b| {
             !cols.iter().enumerate().any(|(a, ca)| {
                 a != b
-                    && ca.mask & cb.mask == cb.mask
+                    && ca.mask & cols[b].mask == cols[b].mask
                     && pers[a].iter().zip(&pers[b]).all(|(x, y)| x >= y)
                     && pers[a].iter().zip(&pers[b]).any(|(x, y)| x > y)
             })
         })
-        .map(|(_, c)| c.clone())
         .collect()
 }
 

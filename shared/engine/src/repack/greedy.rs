@@ -9,10 +9,12 @@ use crate::res::Res;
 /// Bins as (column index, pods).
 pub type Bins = Vec<(usize, Vec<usize>)>;
 
-/// Packs `group` onto `cols`; `None` when some pod fits no column.
+/// Packs `group` onto the columns `candidates` (indices into `cols`); `None` when some pod
+/// fits none of them.
 pub fn greedy(
     pc: &PoolCtx<'_>,
     cols: &[Column],
+    candidates: &[usize],
     classes: &Classes,
     group: &[usize],
     pods: &[PodInfo<'_>],
@@ -39,7 +41,8 @@ pub fn greedy(
     let mut bins = Vec::new();
     while !remaining.is_empty() {
         let mut best: Option<(f64, usize, Vec<usize>)> = None;
-        for (c, col) in cols.iter().enumerate() {
+        for &c in candidates {
+            let col = &cols[c];
             let open = |i: usize| col.mask & (1 << classes.of[&i]) != 0;
             let (v, chosen) = fill(&pc.types[col.t].usable, &remaining, pods, &value, &open);
             if chosen.is_empty() {

@@ -15,7 +15,7 @@ use crate::res::Res;
 use crate::scheduler::Run;
 use crate::slots::{Slot, SlotKind};
 use crate::topology::Topology;
-use classes::{Classes, Column};
+use classes::Classes;
 use greedy::Bins;
 
 /// Problems larger than this keep their first-fit packing (the greedy is quadratic).
@@ -78,12 +78,12 @@ fn repack_pool(run: &mut Run<'_>, pool: usize, slots: &[usize]) {
         .map(|&s| cheapest_fit(pc, &run.slots[s].reqs, &used(pc, &run.slots[s])))
         .sum();
     let n = pc.types[0].usable.0.len();
-    let cost = |bins: &[(usize, Vec<usize>)], cols: &[Column]| -> f64 {
+    let cost = |bins: &[(usize, Vec<usize>)]| -> f64 {
         bins.iter()
             .map(|(c, ps)| {
                 let reqs = node_reqs(pc, &classes, ps);
                 let used = classes::sum(ps, &run.pods, n);
-                debug_assert!(pc.types[cols[*c].t].usable.fits(&used));
+                debug_assert!(pc.types[wide[*c].t].usable.fits(&used));
                 cheapest_fit(pc, &reqs, &used)
             })
             .sum()
@@ -95,12 +95,16 @@ fn repack_pool(run: &mut Run<'_>, pool: usize, slots: &[usize]) {
         pods: &run.pods,
         dims: &dims,
     };
-    let mut options: Vec<(f64, Bins)> = Vec::new();
-    for (bins, cols) in packings(&pb, &efficient, &pods) {
-        let c = cost(&bins, cols);
-        let typed = bins.into_iter().map(|(c, ps)| (cols[c].t, ps)).collect();
-        options.push((c, typed));
-    }
+    let options: Vec<(f64, Bins)> = packings(&pb, &efficient, &pods)
+        .into_iter()
+        .map(|bins| {
+            let typed = bins
+                .iter()
+                .map(|(c, ps)| (wide[*c].t, ps.clone()))
+                .collect();
+            (cost(&bins), typed)
+        })
+        .collect();
     let Some((after, bins)) = options.into_iter().min_by(|a, b| a.0.total_cmp(&b.0)) else {
         return;
     };
@@ -120,36 +124,18 @@ fn node_reqs(pc: &PoolCtx<'_>, classes: &Classes, pods: &[usize]) -> Requirement
     r
 }
 
-/// Candidate packings, each with the columns its bins index: the value-per-dollar greedy,
-/// the dual-guided greedy, and the rounded configuration LP (its leftovers packed by the
-/// greedy).
-fn packings<'c>(
-    pb: &Problem<'c, '_>,
-    efficient: &'c [Column],
-    group: &[usize],
-) -> Vec<(Bins, &'c [Column])> {
+/// Candidate packings over the problem's columns: the value-per-dollar greedy on the
+/// `efficient` ones, the dual-guided greedy, and the rounded configuration LP (its leftovers
+/// packed by the greedy).
+fn packings(pb: &Problem<'_, '_>, efficient: &[usize], group: &[usize]) -> Vec<Bins> {
+    let greedy = |g: &[usize]| greedy::greedy(pb.pc, pb.cols, efficient, pb.classes, g, pb.pods);
     let mut options = Vec::new();
-    let greedy = |g: &[usize]| greedy::greedy(pb.pc, efficient, pb.classes, g, pb.pods);
-    options.extend(greedy(group).map(|b| (b, efficient)));
-    options.extend(crate::lpfit::dual_greedy(pb, group).map(|b| (b, pb.cols)));
-    if let Some((bins, left)) = crate::lpfit::pack(pb, group) {
-        // Leftovers go on efficient columns: re-express the LP's bins on the wide columns
-        // and the greedy's on the efficient ones by type and mask.
-        let mut all: Vec<(usize, Vec<usize>)> = bins;
-        let ok = left.is_empty()
-            || greedy(&left).is_some_and(|g| {
-                all.extend(g.into_iter().filter_map(|(c, ps)| {
-                    let e = &efficient[c];
-                    pb.cols
-                        .iter()
-                        .position(|w| w.t == e.t && w.mask == e.mask)
-                        .map(|w| (w, ps))
-                }));
-                true
-            });
-        if ok && all.iter().map(|(_, p)| p.len()).sum::<usize>() == group.len() {
-            options.push((all, pb.cols));
-        }
+    options.extend(greedy(group));
+    options.extend(crate::lpfit::dual_greedy(pb, group));
+    if let Some((mut bins, left)) = crate::lpfit::pack(pb, group)
+        && (left.is_empty() || greedy(&left).map(|g| bins.extend(g)).is_some())
+    {
+        options.push(bins);
     }
     options
 }

@@ -164,33 +164,27 @@ pub fn arith<'a>(op: BinOp, a: Val<'a>, b: Val<'a>) -> Result<Val<'a>, CelError>
     }
 }
 
-fn int_op(op: BinOp, x: i64, y: i64) -> Result<i64, CelError> {
-    let r = match op {
-        BinOp::Add => x.checked_add(y),
-        BinOp::Sub => x.checked_sub(y),
-        BinOp::Mul => x.checked_mul(y),
-        BinOp::Div if y == 0 => return Err(CelError::DivisionByZero),
-        BinOp::Div => x.checked_div(y),
-        BinOp::Rem if y == 0 => return Err(CelError::ModulusByZero),
-        BinOp::Rem => x.checked_rem(y),
-        _ => return Err(CelError::NoSuchOverload),
+/// Checked integer arithmetic, the same for `int` and `uint`.
+macro_rules! checked_op {
+    ($name:ident, $t:ty) => {
+        fn $name(op: BinOp, x: $t, y: $t) -> Result<$t, CelError> {
+            let r = match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div if y == 0 => return Err(CelError::DivisionByZero),
+                BinOp::Div => x.checked_div(y),
+                BinOp::Rem if y == 0 => return Err(CelError::ModulusByZero),
+                BinOp::Rem => x.checked_rem(y),
+                _ => return Err(CelError::NoSuchOverload),
+            };
+            r.ok_or(CelError::Overflow)
+        }
     };
-    r.ok_or(CelError::Overflow)
 }
 
-fn uint_op(op: BinOp, x: u64, y: u64) -> Result<u64, CelError> {
-    let r = match op {
-        BinOp::Add => x.checked_add(y),
-        BinOp::Sub => x.checked_sub(y),
-        BinOp::Mul => x.checked_mul(y),
-        BinOp::Div if y == 0 => return Err(CelError::DivisionByZero),
-        BinOp::Div => x.checked_div(y),
-        BinOp::Rem if y == 0 => return Err(CelError::ModulusByZero),
-        BinOp::Rem => x.checked_rem(y),
-        _ => return Err(CelError::NoSuchOverload),
-    };
-    r.ok_or(CelError::Overflow)
-}
+checked_op!(int_op, i64);
+checked_op!(uint_op, u64);
 
 fn double_op(op: BinOp, x: f64, y: f64) -> Result<f64, CelError> {
     match op {
