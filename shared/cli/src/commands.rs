@@ -7,7 +7,7 @@ use kerf_catalog::settings::NodeClassSettings;
 use kerf_engine::{Options, Plan};
 
 use crate::args::{CatalogArgs, Mode, Output, PlanArgs};
-use crate::error::CliError;
+use crate::error::{CliError, Locate};
 use crate::input;
 use crate::snapshot::{CatalogSource, build};
 

@@ -54,22 +54,15 @@ impl CliError {
     }
 }
 
-/// A conversion error before it is given its location.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
-    pub field: String,
-    pub message: String,
+pub use kerf_convert::FieldError;
+
+/// Gives a conversion error its location in the input.
+pub trait Locate {
+    fn at(self, at: &Location) -> CliError;
 }
 
-impl FieldError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-
-    pub fn at(self, at: &Location) -> CliError {
+impl Locate for FieldError {
+    fn at(self, at: &Location) -> CliError {
         CliError::Input {
             at: at.clone(),
             field: self.field,

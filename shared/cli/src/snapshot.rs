@@ -14,7 +14,7 @@ use kerf_engine::Snapshot;
 
 use crate::convert::workload::{Workload, expand, has_pods};
 use crate::convert::{cluster, pod, typed};
-use crate::error::{CliError, FieldError, Location};
+use crate::error::{CliError, FieldError, Locate, Location};
 use crate::input::Doc;
 
 /// Where instance types come from.

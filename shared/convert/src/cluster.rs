@@ -14,7 +14,7 @@ use kerf_engine::requirements::{Operator, Requirement, SelectorRequirement};
 
 use super::labels;
 use super::pod::{effect, pod_spec, taints};
-use crate::error::FieldError;
+use crate::FieldError;
 
 pub fn node(n: &core::Node) -> Result<Node, FieldError> {
     let spec = n.spec.clone().unwrap_or_default();

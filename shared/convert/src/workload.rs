@@ -6,7 +6,7 @@ use kerf_engine::model::Pod;
 
 use super::labels;
 use super::pod::pod_spec;
-use crate::error::FieldError;
+use crate::FieldError;
 
 /// A workload reduced to what expansion needs.
 #[derive(Clone, Debug)]

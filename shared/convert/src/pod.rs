@@ -13,7 +13,7 @@ use kerf_engine::podreqs::{ContainerResources, effective_requests};
 use kerf_engine::requirements::{Operator, Requirement, SelectorRequirement};
 
 use super::{labels, resources, timestamp};
-use crate::error::FieldError;
+use crate::FieldError;
 
 /// A pod object to the engine's pod.
 pub fn pod(p: &core::Pod) -> Result<Pod, FieldError> {
