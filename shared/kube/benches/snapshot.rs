@@ -48,7 +48,7 @@ fn snapshot(c: &mut Criterion) {
     );
     let sim = must(rt.block_on(Sim::start()), "sim");
     seed(&sim);
-    let client = must(rt.block_on(async { sim.client() }), "client");
+    let client = kerf_kube::KubeCluster::new(must(sim.client(), "client"), "kerf");
     let mut group = c.benchmark_group("snapshot");
     group
         .sample_size(10)

@@ -1,6 +1,6 @@
 //! NodeClaim writers: create (generateName, ownerReference, finalizer), status, conditions.
 
-use crate::error::ClusterError;
+use crate::error::KubeError;
 use crate::write::{patch_if_unchanged, retry_on_conflict};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kerf_api::v1::{Condition, NodeClaim, NodeClaimStatus, NodePool};
@@ -48,7 +48,7 @@ pub async fn create(
     client: &Client,
     pool: &NodePool,
     claim: NodeClaim,
-) -> Result<NodeClaim, ClusterError> {
+) -> Result<NodeClaim, KubeError> {
     let api: Api<NodeClaim> = Api::all(client.clone());
     let claim = prepare(pool, claim);
     match api.create(&PostParams::default(), &claim).await {
@@ -66,9 +66,9 @@ pub async fn patch_status(
     name: &str,
     resource_version: Option<&str>,
     status: &NodeClaimStatus,
-) -> Result<NodeClaim, ClusterError> {
+) -> Result<NodeClaim, KubeError> {
     let api: Api<NodeClaim> = Api::all(client.clone());
-    let status = serde_json::to_value(status).map_err(|e| ClusterError::Fatal(e.to_string()))?;
+    let status = serde_json::to_value(status).map_err(|e| KubeError::Fatal(e.to_string()))?;
     let rv = match resource_version {
         Some(rv) => rv.to_string(),
         None => api
@@ -110,10 +110,10 @@ pub async fn set_conditions(
     client: &Client,
     name: &str,
     conditions: &[Condition],
-) -> Result<NodeClaim, ClusterError> {
+    now: jiff::Timestamp,
+) -> Result<NodeClaim, KubeError> {
     let api: Api<NodeClaim> = Api::all(client.clone());
-    let updates =
-        serde_json::to_value(conditions).map_err(|e| ClusterError::Fatal(e.to_string()))?;
+    let updates = serde_json::to_value(conditions).map_err(|e| KubeError::Fatal(e.to_string()))?;
     let updates = updates.as_array().cloned().unwrap_or_default();
     retry_on_conflict(|| async {
         let nc = api.get(name).await?;
@@ -122,9 +122,7 @@ pub async fn set_conditions(
             .as_array()
             .cloned()
             .unwrap_or_default();
-        let now = jiff::Timestamp::now()
-            .strftime("%Y-%m-%dT%H:%M:%SZ")
-            .to_string();
+        let now = now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
         let merged = merge_conditions(&current, &updates, &now);
         if merged == current {
             return Ok(nc);
@@ -140,6 +138,23 @@ pub async fn set_conditions(
         .await
     })
     .await
+}
+
+/// Merges `labels` into a NodeClaim's metadata (a merge patch; no-op when already there).
+pub async fn label(
+    client: &Client,
+    name: &str,
+    labels: &std::collections::BTreeMap<String, String>,
+) -> Result<NodeClaim, KubeError> {
+    let api: Api<NodeClaim> = Api::all(client.clone());
+    let patch = json!({"metadata": {"labels": labels}});
+    Ok(api
+        .patch(
+            name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await?)
 }
 
 #[cfg(test)]

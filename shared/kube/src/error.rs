@@ -1,10 +1,10 @@
-//! `ClusterError`: every failure of the Cluster port, typed by what the caller should do.
+//! `KubeError`: every failure of the Cluster port, typed by what the caller should do.
 
 use std::time::Duration;
 
 /// A failed cluster operation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ClusterError {
+pub enum KubeError {
     /// The object does not exist (404).
     #[error("not found: {0}")]
     NotFound(String),
@@ -27,7 +27,7 @@ pub enum ClusterError {
     Fatal(String),
 }
 
-impl ClusterError {
+impl KubeError {
     /// Whether retrying later can succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(
@@ -71,7 +71,7 @@ fn status_message(s: &kube::core::Status) -> String {
     }
 }
 
-impl From<kube::Error> for ClusterError {
+impl From<kube::Error> for KubeError {
     fn from(e: kube::Error) -> Self {
         match e {
             kube::Error::Api(s) => {
@@ -109,16 +109,16 @@ mod tests {
 
     #[test]
     fn retryable() {
-        assert!(ClusterError::Conflict("x".into()).is_retryable());
-        assert!(ClusterError::Transient("x".into()).is_retryable());
+        assert!(KubeError::Conflict("x".into()).is_retryable());
+        assert!(KubeError::Transient("x".into()).is_retryable());
         assert!(
-            ClusterError::Blocked {
+            KubeError::Blocked {
                 retry_after: None,
                 message: "x".into()
             }
             .is_retryable()
         );
-        assert!(!ClusterError::NotFound("x".into()).is_retryable());
-        assert!(!ClusterError::Fatal("x".into()).is_retryable());
+        assert!(!KubeError::NotFound("x".into()).is_retryable());
+        assert!(!KubeError::Fatal("x".into()).is_retryable());
     }
 }

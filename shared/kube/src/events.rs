@@ -3,10 +3,10 @@
 //! objects). The name is derived from (uid, reason, message), so a repeated event bumps
 //! `count` and `lastTimestamp` on the existing Event instead of piling up duplicates.
 
-use crate::error::ClusterError;
-use crate::port::{EventSpec, EventType};
+use crate::error::KubeError;
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kerf_control::ports::{EventSpec, EventType};
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -100,8 +100,11 @@ pub fn build(spec: &EventSpec, now: jiff::Timestamp) -> Event {
 }
 
 /// Creates the Event, or bumps `count`/`lastTimestamp` if the same one exists.
-pub async fn emit(client: &Client, spec: &EventSpec) -> Result<(), ClusterError> {
-    let now = jiff::Timestamp::now();
+pub async fn emit(
+    client: &Client,
+    spec: &EventSpec,
+    now: jiff::Timestamp,
+) -> Result<(), KubeError> {
     let ev = build(spec, now);
     let ns = ev.metadata.namespace.clone().unwrap_or_default();
     let api: Api<Event> = Api::namespaced(client.clone(), &ns);

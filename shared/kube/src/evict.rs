@@ -1,11 +1,11 @@
 //! Pod eviction through the policy/v1 Eviction API, with a UID precondition like Karpenter.
 //! A PodDisruptionBudget block comes back at once as `Blocked` (client retries are off).
 
-use crate::error::ClusterError;
-use crate::port::Evicted;
+use crate::error::KubeError;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::Eviction;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, ObjectMeta, Preconditions};
+use kerf_control::ports::Evicted;
 use kube::Client;
 use kube::api::{Api, PostParams};
 
@@ -35,7 +35,7 @@ pub async fn evict(
     namespace: &str,
     name: &str,
     uid: Option<&str>,
-) -> Result<Evicted, ClusterError> {
+) -> Result<Evicted, KubeError> {
     let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let body = eviction(namespace, name, uid);
     let r = api
@@ -50,7 +50,7 @@ pub async fn evict(
         Ok(_) => Ok(Evicted::Evicted),
         Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => Ok(Evicted::AlreadyGone),
         Err(kube::Error::Api(s)) if s.code == 500 && s.message.contains(MULTIPLE_PDBS) => {
-            Err(ClusterError::Blocked {
+            Err(KubeError::Blocked {
                 retry_after: None,
                 message: s.message,
             })

@@ -1,10 +1,10 @@
 //! Leader lease on coordination.k8s.io/v1 Lease: take, renew and release with optimistic
 //! concurrency (create, or replace with the read resourceVersion; a 409 is `Conflict`).
 
-use crate::error::ClusterError;
-use crate::port::{LeaseOutcome, LeaseRequest};
+use crate::error::KubeError;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kerf_control::ports::{LeaseOutcome, LeaseRequest};
 use kube::Client;
 use kube::api::{Api, PostParams};
 
@@ -54,7 +54,7 @@ fn held(spec: &LeaseSpec) -> LeaseOutcome {
 }
 
 /// Takes the Lease if it is free, expired or ours; renews it if ours.
-pub async fn acquire(client: &Client, req: &LeaseRequest) -> Result<LeaseOutcome, ClusterError> {
+pub async fn acquire(client: &Client, req: &LeaseRequest) -> Result<LeaseOutcome, KubeError> {
     let api: Api<Lease> = Api::namespaced(client.clone(), &req.namespace);
     let Some(mut lease) = api.get_opt(&req.name).await? else {
         let spec = next_spec(None, req);
@@ -84,7 +84,7 @@ pub async fn acquire(client: &Client, req: &LeaseRequest) -> Result<LeaseOutcome
 }
 
 /// Releases the Lease if `req.holder` holds it, so the next caller need not wait it out.
-pub async fn release(client: &Client, req: &LeaseRequest) -> Result<(), ClusterError> {
+pub async fn release(client: &Client, req: &LeaseRequest) -> Result<(), KubeError> {
     let api: Api<Lease> = Api::namespaced(client.clone(), &req.namespace);
     let Some(mut lease) = api.get_opt(&req.name).await? else {
         return Ok(());

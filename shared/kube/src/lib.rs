@@ -1,15 +1,17 @@
 //! Kerf's Cluster port on kube-rs.
 //!
-//! [`Cluster`] is everything Kerf does with the Kubernetes API: one snapshot read
-//! ([`snapshot`]), and idempotent, resourceVersion-conditional writers for NodeClaims,
-//! Nodes, finalizers, evictions, Events and the leader Lease. It is implemented on
-//! `kube::Client`; [`client_for`] builds one from an endpoint, CA bundle and bearer token
-//! with client-side retries off (a PodDisruptionBudget's 429 must reach the caller at
-//! once), and [`eks`] makes EKS tokens. [`offerings`] keeps the unavailable-offerings cache in a
-//! ConfigMap. Errors are [`ClusterError`], typed by what to do.
+//! The control layer's `Cluster` port is everything Kerf does with the Kubernetes API: one
+//! snapshot read ([`snapshot`]), and idempotent, resourceVersion-conditional writers for
+//! NodeClaims, Nodes, finalizers, evictions, Events and the leader Lease. [`KubeCluster`]
+//! implements it on `kube::Client`; [`client_for`] builds one from an endpoint, CA bundle and
+//! bearer token with client-side retries off (a PodDisruptionBudget's 429 must reach the
+//! caller at once), and [`eks`] makes EKS tokens. [`offerings`] keeps the unavailable-offerings
+//! cache in a ConfigMap. The writers' errors are [`KubeError`], typed by what to do and
+//! mapped one to one onto the port's `ClusterError`.
 
 pub mod claims;
 pub mod client;
+pub mod cluster;
 pub mod eks;
 pub mod error;
 pub mod events;
@@ -17,15 +19,15 @@ pub mod evict;
 pub mod lease;
 pub mod nodes;
 pub mod offerings;
-pub mod port;
 pub mod snapshot;
 pub mod write;
 
 pub use client::client_for;
-pub use error::ClusterError;
+pub use cluster::KubeCluster;
+pub use error::KubeError;
 pub use events::reasons;
-pub use offerings::ConfigMapOfferingStore;
-pub use port::{
-    Cluster, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome, LeaseRequest,
-    Snapshot, Target,
+pub use kerf_control::ports::{
+    Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome,
+    LeaseRequest, Snapshot, Target,
 };
+pub use offerings::ConfigMapOfferingStore;

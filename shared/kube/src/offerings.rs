@@ -17,7 +17,7 @@ use kerf_catalog::unavailable::{
 use kube::Client;
 use kube::api::{Api, PostParams};
 
-use crate::error::ClusterError;
+use crate::error::KubeError;
 
 /// The `app.kubernetes.io/managed-by` label put on the ConfigMap.
 const MANAGED_BY: &str = "kerf";
@@ -57,7 +57,7 @@ impl ConfigMapOfferingStore {
         }
     }
 
-    async fn read(&self) -> Result<Read, ClusterError> {
+    async fn read(&self) -> Result<Read, KubeError> {
         let object = self.api.get_opt(&self.name).await?;
         let data = object
             .as_ref()
@@ -72,7 +72,7 @@ impl ConfigMapOfferingStore {
         &self,
         read: Option<ConfigMap>,
         data: BTreeMap<String, String>,
-    ) -> Result<(), ClusterError> {
+    ) -> Result<(), KubeError> {
         let pp = PostParams::default();
         match read {
             None => {
@@ -103,7 +103,7 @@ impl ConfigMapOfferingStore {
     }
 
     /// Reads the cache, dropping entries expired at `now`.
-    pub async fn load(&self, now: Timestamp) -> Result<UnavailableOfferings, ClusterError> {
+    pub async fn load(&self, now: Timestamp) -> Result<UnavailableOfferings, KubeError> {
         let mut cache = UnavailableOfferings::from_data(&self.read().await?.data);
         cache.prune(now);
         Ok(cache)
@@ -115,14 +115,14 @@ impl ConfigMapOfferingStore {
         &self,
         marks: &UnavailableOfferings,
         now: Timestamp,
-    ) -> Result<UnavailableOfferings, ClusterError> {
+    ) -> Result<UnavailableOfferings, KubeError> {
         let mut attempt = 1;
         loop {
             let read = self.read().await?;
             let cache = UnavailableOfferings::merged_for_write(&read.data, marks, now);
             match self.write(read.object, cache.to_data()).await {
                 Ok(()) => return Ok(cache),
-                Err(ClusterError::Conflict(m)) if attempt < MAX_WRITE_ATTEMPTS => {
+                Err(KubeError::Conflict(m)) if attempt < MAX_WRITE_ATTEMPTS => {
                     tracing::debug!(attempt, conflict = %m, "unavailable offerings: re-merging");
                     attempt += 1;
                 }
@@ -133,9 +133,9 @@ impl ConfigMapOfferingStore {
 }
 
 impl UnavailableOfferingsStore for ConfigMapOfferingStore {
-    type Error = ClusterError;
+    type Error = KubeError;
 
-    async fn load(&self, now: Timestamp) -> Result<UnavailableOfferings, ClusterError> {
+    async fn load(&self, now: Timestamp) -> Result<UnavailableOfferings, KubeError> {
         ConfigMapOfferingStore::load(self, now).await
     }
 
@@ -143,7 +143,7 @@ impl UnavailableOfferingsStore for ConfigMapOfferingStore {
         &self,
         marks: &UnavailableOfferings,
         now: Timestamp,
-    ) -> Result<UnavailableOfferings, ClusterError> {
+    ) -> Result<UnavailableOfferings, KubeError> {
         ConfigMapOfferingStore::record(self, marks, now).await
     }
 }

@@ -1,11 +1,11 @@
 //! The snapshot reader: every collection listed concurrently, paginated with `limit`.
 
-use crate::error::ClusterError;
-use crate::port::Snapshot;
+use crate::error::KubeError;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kerf_api::v1::{EC2NodeClass, NodeClaim, NodePool};
+use kerf_control::ports::Snapshot;
 use kube::api::{Api, ListParams};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
@@ -31,7 +31,7 @@ impl Default for SnapshotOptions {
 
 /// Lists every object of a collection, following continue tokens. A 410 on a continue
 /// token (the list snapshot expired) restarts the list once from the beginning.
-pub async fn list_all<K>(api: Api<K>, lp: &ListParams) -> Result<(Vec<K>, String), ClusterError>
+pub async fn list_all<K>(api: Api<K>, lp: &ListParams) -> Result<(Vec<K>, String), KubeError>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
@@ -62,7 +62,7 @@ where
 }
 
 /// Reads a snapshot with the given options; all seven collections are listed concurrently.
-pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, ClusterError> {
+pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, KubeError> {
     let lp = ListParams::default().limit(opts.page_size);
     let pod_lp = if opts.skip_terminal_pods {
         lp.clone()

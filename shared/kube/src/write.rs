@@ -1,8 +1,8 @@
 //! Shared write helpers: conflict retries, conditional merge patches, deletes, finalizers.
 
-use crate::error::ClusterError;
-use crate::port::Deleted;
+use crate::error::KubeError;
 use either::Either;
+use kerf_control::ports::Deleted;
 use kube::Resource;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, Preconditions};
 use serde::Serialize;
@@ -15,15 +15,15 @@ use std::future::Future;
 pub const CONFLICT_ATTEMPTS: usize = 4;
 
 /// Runs `f` again while it fails with Conflict, up to [`CONFLICT_ATTEMPTS`] times.
-pub async fn retry_on_conflict<T, F, Fut>(mut f: F) -> Result<T, ClusterError>
+pub async fn retry_on_conflict<T, F, Fut>(mut f: F) -> Result<T, KubeError>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, ClusterError>>,
+    Fut: Future<Output = Result<T, KubeError>>,
 {
     let mut attempt = 1;
     loop {
         match f().await {
-            Err(ClusterError::Conflict(_)) if attempt < CONFLICT_ATTEMPTS => attempt += 1,
+            Err(KubeError::Conflict(_)) if attempt < CONFLICT_ATTEMPTS => attempt += 1,
             other => return other,
         }
     }
@@ -37,7 +37,7 @@ pub async fn patch_if_unchanged<K>(
     resource_version: &str,
     mut patch: Value,
     status: bool,
-) -> Result<K, ClusterError>
+) -> Result<K, KubeError>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
@@ -52,7 +52,7 @@ where
 }
 
 /// Deletes an object, optionally only if its uid matches; 404 is `AlreadyGone`.
-pub async fn delete<K>(api: &Api<K>, name: &str, uid: Option<&str>) -> Result<Deleted, ClusterError>
+pub async fn delete<K>(api: &Api<K>, name: &str, uid: Option<&str>) -> Result<Deleted, KubeError>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
@@ -74,7 +74,7 @@ where
 }
 
 /// Adds `finalizer` if missing (read, then a conditional patch; retried on conflict).
-pub async fn add_finalizer<K>(api: &Api<K>, name: &str, finalizer: &str) -> Result<(), ClusterError>
+pub async fn add_finalizer<K>(api: &Api<K>, name: &str, finalizer: &str) -> Result<(), KubeError>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
 {
@@ -101,7 +101,7 @@ pub async fn remove_finalizer<K>(
     name: &str,
     finalizer: &str,
     expected_rv: Option<&str>,
-) -> Result<(), ClusterError>
+) -> Result<(), KubeError>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
 {
@@ -116,14 +116,14 @@ where
     if let Some(rv) = expected_rv
         && rv != current_rv
     {
-        return Err(ClusterError::Conflict(format!(
+        return Err(KubeError::Conflict(format!(
             "{name}: resourceVersion {current_rv} is newer than the caller's {rv}"
         )));
     }
     let rest: Vec<&String> = list.iter().filter(|f| *f != finalizer).collect();
     let patch = json!({"metadata": {"finalizers": rest}});
     match patch_if_unchanged(api, name, &current_rv, patch, false).await {
-        Err(ClusterError::NotFound(_)) => Ok(()),
+        Err(KubeError::NotFound(_)) => Ok(()),
         other => other.map(|_| ()),
     }
 }

@@ -13,18 +13,18 @@ use serde_json::json;
 #[tokio::test]
 async fn snapshot_reads_every_collection() {
     let (sim, client) = start().await;
+    let kc = cluster(&client);
     create_pool(&client, "default").await;
     create_class(&client).await;
-    client
-        .create_node_claim(
-            &Api::<kerf_api::v1::NodePool>::all(client.clone())
-                .get("default")
-                .await
-                .unwrap(),
-            claim(),
-        )
-        .await
-        .unwrap();
+    kc.create_node_claim(
+        &Api::<kerf_api::v1::NodePool>::all(client.clone())
+            .get("default")
+            .await
+            .unwrap(),
+        claim(),
+    )
+    .await
+    .unwrap();
     for i in 0..3 {
         seed_node(&sim, &format!("n{i}"));
     }
@@ -52,7 +52,7 @@ async fn snapshot_reads_every_collection() {
         .await
         .unwrap();
     let before = sim.requests().len();
-    let snap = client.snapshot().await.unwrap();
+    let snap = kc.snapshot().await.unwrap();
     let requests = sim.requests().len() - before;
     assert_eq!(snap.pods.len(), 1_200, "terminal pods are skipped");
     assert_eq!(
@@ -82,8 +82,9 @@ async fn snapshot_reads_every_collection() {
 #[tokio::test]
 async fn node_claims_are_created_owned_and_finalized() {
     let (_sim, client) = start().await;
+    let kc = cluster(&client);
     let pool = create_pool(&client, "general").await;
-    let nc = client.create_node_claim(&pool, claim()).await.unwrap();
+    let nc = kc.create_node_claim(&pool, claim()).await.unwrap();
     let m = &nc.metadata;
     assert!(m.name.as_ref().unwrap().starts_with("general-"));
     assert_eq!(
@@ -107,11 +108,8 @@ async fn node_claims_are_created_owned_and_finalized() {
 
     let mut named = claim();
     named.metadata.name = Some("fixed".into());
-    let a = client
-        .create_node_claim(&pool, named.clone())
-        .await
-        .unwrap();
-    let b = client.create_node_claim(&pool, named).await.unwrap();
+    let a = kc.create_node_claim(&pool, named.clone()).await.unwrap();
+    let b = kc.create_node_claim(&pool, named).await.unwrap();
     assert_eq!(
         a.metadata.uid, b.metadata.uid,
         "create with a name is idempotent"
@@ -129,14 +127,15 @@ fn condition(type_: &str, status: &str, reason: &str) -> kerf_api::v1::Condition
 #[tokio::test]
 async fn status_and_conditions_are_patched_conditionally() {
     let (_sim, client) = start().await;
+    let kc = cluster(&client);
     let pool = create_pool(&client, "default").await;
-    let nc = client.create_node_claim(&pool, claim()).await.unwrap();
+    let nc = kc.create_node_claim(&pool, claim()).await.unwrap();
     let name = nc.metadata.name.clone().unwrap();
     let rv = nc.metadata.resource_version.clone().unwrap();
     let status: kerf_api::v1::NodeClaimStatus =
         serde_json::from_value(json!({"providerID": "aws:///us-east-1a/i-1", "imageID": "ami-1"}))
             .unwrap();
-    let updated = client
+    let updated = kc
         .patch_node_claim_status(&name, Some(&rv), &status)
         .await
         .unwrap();
@@ -144,27 +143,32 @@ async fn status_and_conditions_are_patched_conditionally() {
         updated.status.as_ref().unwrap().provider_id.as_deref(),
         Some("aws:///us-east-1a/i-1")
     );
-    let stale = client
+    let stale = kc
         .patch_node_claim_status(&name, Some(&rv), &status)
         .await
         .unwrap_err();
     assert!(stale.is_conflict() && stale.is_retryable(), "{stale:?}");
 
-    let c1 = client
-        .set_node_claim_conditions(&name, &[condition("Launched", "True", "Launched")])
+    let c1 = kc
+        .set_node_claim_conditions(
+            &name,
+            &[condition("Launched", "True", "Launched")],
+            jiff::Timestamp::now(),
+        )
         .await
         .unwrap();
     let t1 = c1.status.as_ref().unwrap().conditions[0]
         .last_transition_time
         .clone();
     assert!(!t1.is_empty());
-    let c2 = client
+    let c2 = kc
         .set_node_claim_conditions(
             &name,
             &[
                 condition("Launched", "True", "Again"),
                 condition("Registered", "False", "NodeNotFound"),
             ],
+            jiff::Timestamp::now(),
         )
         .await
         .unwrap();
@@ -187,24 +191,23 @@ async fn status_and_conditions_are_patched_conditionally() {
 #[tokio::test]
 async fn node_claim_deletion_waits_for_its_finalizer() {
     let (_sim, client) = start().await;
+    let kc = cluster(&client);
     let pool = create_pool(&client, "default").await;
-    let nc = client.create_node_claim(&pool, claim()).await.unwrap();
+    let nc = kc.create_node_claim(&pool, claim()).await.unwrap();
     let name = nc.metadata.name.clone().unwrap();
-    let wrong_uid = client
+    let wrong_uid = kc
         .delete_node_claim(&name, Some("not-the-uid"))
         .await
         .unwrap_err();
     assert!(wrong_uid.is_conflict());
     assert_eq!(
-        client
-            .delete_node_claim(&name, nc.metadata.uid.as_deref())
+        kc.delete_node_claim(&name, nc.metadata.uid.as_deref())
             .await
             .unwrap(),
         Deleted::Terminating
     );
     let target = Target::NodeClaim(name.clone());
-    client
-        .remove_finalizer(&target, "karpenter.sh/termination", None)
+    kc.remove_finalizer(&target, "karpenter.sh/termination", None)
         .await
         .unwrap();
     assert!(

@@ -7,8 +7,8 @@ use common::*;
 use k8s_openapi::api::core::v1::{Event, Node, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kerf_kube::{
-    Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome,
-    LeaseRequest, Target, reasons,
+    Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, KubeError,
+    LeaseOutcome, LeaseRequest, Target, reasons,
 };
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
@@ -17,46 +17,45 @@ use std::time::Duration;
 #[tokio::test]
 async fn nodes_are_tainted_cordoned_and_deleted_idempotently() {
     let (sim, client) = start().await;
+    let kc = cluster(&client);
     seed_node(&sim, "n1");
     let taint = Taint {
         key: "karpenter.sh/disrupted".into(),
         effect: "NoSchedule".into(),
         ..Taint::default()
     };
-    let a = client.taint_node("n1", &taint).await.unwrap();
-    let b = client.taint_node("n1", &taint).await.unwrap();
+    let a = kc.taint_node("n1", &taint).await.unwrap();
+    let b = kc.taint_node("n1", &taint).await.unwrap();
     assert_eq!(
         a.metadata.resource_version, b.metadata.resource_version,
         "second taint is a no-op"
     );
     assert_eq!(b.spec.unwrap().taints.unwrap(), vec![taint.clone()]);
-    let c = client.cordon_node("n1", true).await.unwrap();
+    let c = kc.cordon_node("n1", true).await.unwrap();
     assert_eq!(c.spec.unwrap().unschedulable, Some(true));
-    let d = client
+    let d = kc
         .untaint_node("n1", "karpenter.sh/disrupted")
         .await
         .unwrap();
     assert!(d.spec.unwrap().taints.unwrap_or_default().is_empty());
     assert!(
-        client
-            .taint_node("missing", &taint)
+        kc.taint_node("missing", &taint)
             .await
             .unwrap_err()
             .is_not_found()
     );
 
-    client
-        .add_finalizer(&Target::Node("n1".into()), "karpenter.sh/termination")
+    kc.add_finalizer(&Target::Node("n1".into()), "karpenter.sh/termination")
         .await
         .unwrap();
     assert_eq!(
-        client.delete_node("n1", None).await.unwrap(),
+        kc.delete_node("n1", None).await.unwrap(),
         Deleted::Terminating
     );
     let node = Api::<Node>::all(client.clone()).get("n1").await.unwrap();
     let rv = node.metadata.resource_version.clone().unwrap();
-    client.cordon_node("n1", false).await.unwrap();
-    let stale = client
+    kc.cordon_node("n1", false).await.unwrap();
+    let stale = kc
         .remove_finalizer(
             &Target::Node("n1".into()),
             "karpenter.sh/termination",
@@ -64,8 +63,7 @@ async fn nodes_are_tainted_cordoned_and_deleted_idempotently() {
         )
         .await;
     assert!(matches!(stale, Err(ClusterError::Conflict(_))), "{stale:?}");
-    client
-        .remove_finalizer(&Target::Node("n1".into()), "karpenter.sh/termination", None)
+    kc.remove_finalizer(&Target::Node("n1".into()), "karpenter.sh/termination", None)
         .await
         .unwrap();
     assert!(
@@ -77,11 +75,10 @@ async fn nodes_are_tainted_cordoned_and_deleted_idempotently() {
         "last finalizer deletes"
     );
     assert_eq!(
-        client.delete_node("n1", None).await.unwrap(),
+        kc.delete_node("n1", None).await.unwrap(),
         Deleted::AlreadyGone
     );
-    client
-        .remove_finalizer(&Target::Node("n1".into()), "karpenter.sh/termination", None)
+    kc.remove_finalizer(&Target::Node("n1".into()), "karpenter.sh/termination", None)
         .await
         .unwrap();
 }
@@ -89,6 +86,7 @@ async fn nodes_are_tainted_cordoned_and_deleted_idempotently() {
 #[tokio::test]
 async fn eviction_blocked_by_pdb_returns_at_once() {
     let (sim, client) = start().await;
+    let kc = cluster(&client);
     seed_pod(
         &sim,
         "default",
@@ -115,7 +113,7 @@ async fn eviction_blocked_by_pdb_returns_at_once() {
         .await
         .unwrap();
     let started = std::time::Instant::now();
-    let e = client.evict_pod("default", "w1", None).await.unwrap_err();
+    let e = kc.evict_pod("default", "w1", None).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(2));
     match &e {
         ClusterError::Blocked { message, .. } => {
@@ -140,21 +138,17 @@ async fn eviction_blocked_by_pdb_returns_at_once() {
         .unwrap();
     let uid = pods.get("w1").await.unwrap().metadata.uid;
     assert_eq!(
-        client
-            .evict_pod("default", "w1", Some("other-uid"))
+        kc.evict_pod("default", "w1", Some("other-uid"))
             .await
             .unwrap(),
         Evicted::AlreadyGone
     );
     assert_eq!(
-        client
-            .evict_pod("default", "w1", uid.as_deref())
-            .await
-            .unwrap(),
+        kc.evict_pod("default", "w1", uid.as_deref()).await.unwrap(),
         Evicted::Evicted
     );
     assert_eq!(
-        client.evict_pod("default", "w1", None).await.unwrap(),
+        kc.evict_pod("default", "w1", None).await.unwrap(),
         Evicted::AlreadyGone
     );
 }
@@ -162,6 +156,7 @@ async fn eviction_blocked_by_pdb_returns_at_once() {
 #[tokio::test]
 async fn events_are_recorded_and_deduplicated() {
     let (_sim, client) = start().await;
+    let kc = cluster(&client);
     let ev = EventSpec {
         involved: InvolvedObject {
             api_version: "karpenter.sh/v1".into(),
@@ -174,8 +169,8 @@ async fn events_are_recorded_and_deduplicated() {
         reason: reasons::DISRUPTION_BLOCKED.into(),
         message: "Node is nominated for a pending pod".into(),
     };
-    client.emit_event(&ev).await.unwrap();
-    client.emit_event(&ev).await.unwrap();
+    kc.emit_event(&ev, jiff::Timestamp::now()).await.unwrap();
+    kc.emit_event(&ev, jiff::Timestamp::now()).await.unwrap();
     let events: Api<Event> = Api::namespaced(client, "default");
     let list = events
         .list(&ListParams::default().fields("involvedObject.name=default-abcde"))
@@ -207,12 +202,13 @@ fn lease(holder: &str, now: jiff::Timestamp) -> LeaseRequest {
 #[tokio::test]
 async fn lease_take_renew_and_contend() {
     let (_sim, client) = start().await;
+    let kc = cluster(&client);
     let t0: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
     let s = |secs: i64| {
         t0.checked_add(jiff::SignedDuration::from_secs(secs))
             .unwrap()
     };
-    let a = client.acquire_lease(&lease("a", t0)).await.unwrap();
+    let a = kc.acquire_lease(&lease("a", t0)).await.unwrap();
     assert_eq!(
         a,
         LeaseOutcome::Held {
@@ -220,7 +216,7 @@ async fn lease_take_renew_and_contend() {
             transitions: 0
         }
     );
-    let renewed = client.acquire_lease(&lease("a", s(5))).await.unwrap();
+    let renewed = kc.acquire_lease(&lease("a", s(5))).await.unwrap();
     assert_eq!(
         renewed,
         LeaseOutcome::Held {
@@ -228,7 +224,7 @@ async fn lease_take_renew_and_contend() {
             transitions: 0
         }
     );
-    let blocked = client.acquire_lease(&lease("b", s(10))).await.unwrap();
+    let blocked = kc.acquire_lease(&lease("b", s(10))).await.unwrap();
     assert_eq!(
         blocked,
         LeaseOutcome::HeldByOther {
@@ -236,7 +232,7 @@ async fn lease_take_renew_and_contend() {
             expires: s(20)
         }
     );
-    let taken = client.acquire_lease(&lease("b", s(21))).await.unwrap();
+    let taken = kc.acquire_lease(&lease("b", s(21))).await.unwrap();
     assert_eq!(
         taken,
         LeaseOutcome::Held {
@@ -244,8 +240,8 @@ async fn lease_take_renew_and_contend() {
             transitions: 1
         }
     );
-    client.release_lease(&lease("b", s(22))).await.unwrap();
-    let again = client.acquire_lease(&lease("a", s(23))).await.unwrap();
+    kc.release_lease(&lease("b", s(22))).await.unwrap();
+    let again = kc.acquire_lease(&lease("a", s(23))).await.unwrap();
     assert_eq!(
         again,
         LeaseOutcome::Held {
@@ -257,38 +253,36 @@ async fn lease_take_renew_and_contend() {
     let api: Api<k8s_openapi::api::coordination::v1::Lease> =
         Api::namespaced(client.clone(), "kube-system");
     let mut stale = api.get("kerf-leader").await.unwrap();
-    client.acquire_lease(&lease("a", s(24))).await.unwrap();
+    kc.acquire_lease(&lease("a", s(24))).await.unwrap();
     stale.spec.as_mut().unwrap().holder_identity = Some("c".into());
     let e = api
         .replace("kerf-leader", &PostParams::default(), &stale)
         .await
         .unwrap_err();
-    assert!(
-        ClusterError::from(e).is_conflict(),
-        "optimistic concurrency"
-    );
+    assert!(KubeError::from(e).is_conflict(), "optimistic concurrency");
 }
 
 #[tokio::test]
 async fn server_errors_are_typed() {
     let (sim, client) = start().await;
+    let kc = cluster(&client);
     sim.inject(kerf_sim::Fault {
         method: "GET".into(),
         path_contains: "/nodes".into(),
         times: 1,
         error: kerf_sim::ApiError::new(503, "ServiceUnavailable", "etcd is down".into(), None),
     });
-    let e = client.snapshot().await.unwrap_err();
+    let e = kc.snapshot().await.unwrap_err();
     assert!(
         matches!(e, ClusterError::Transient(_)) && e.is_retryable(),
         "{e:?}"
     );
-    client.snapshot().await.unwrap();
+    kc.snapshot().await.unwrap();
     let bad = Taint {
         key: "k".into(),
         effect: "NoSchedule".into(),
         ..Taint::default()
     };
-    let e = client.taint_node("absent", &bad).await.unwrap_err();
+    let e = kc.taint_node("absent", &bad).await.unwrap_err();
     assert!(e.is_not_found() && !e.is_retryable());
 }

@@ -14,6 +14,11 @@ pub async fn start() -> (Sim, Client) {
     (sim, client)
 }
 
+/// The Cluster port on `client`.
+pub fn cluster(client: &Client) -> kerf_kube::KubeCluster {
+    kerf_kube::KubeCluster::new(client.clone(), "kerf")
+}
+
 /// NodeClass reference used everywhere.
 pub fn class_ref() -> Value {
     json!({"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"})

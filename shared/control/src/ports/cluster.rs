@@ -1,13 +1,60 @@
 //! The Cluster port: everything Kerf reads from and writes to the Kubernetes API.
-
-use crate::error::ClusterError;
+//! Implemented on `kube::Client` by `kerf-kube` (and used against the in-process API server
+//! of `kerf-sim` in tests).
+use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kerf_api::v1::{Condition, EC2NodeClass, NodeClaim, NodeClaimStatus, NodePool};
+use kerf_catalog::unavailable::UnavailableOfferings;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
+
+/// A failed cluster operation, typed by what the caller should do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClusterError {
+    /// The object does not exist (404).
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// Stale resourceVersion, failed precondition, or name taken (409): re-read and retry.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The server refused for now, e.g. a PodDisruptionBudget blocks an eviction (429).
+    #[error("blocked: {message}")]
+    Blocked {
+        /// Server hint, when given (`Retry-After` / `details.retryAfterSeconds`).
+        retry_after: Option<Duration>,
+        /// The server's message and causes.
+        message: String,
+    },
+    /// Network trouble, timeouts, 5xx, expired lists: retry with backoff.
+    #[error("transient: {0}")]
+    Transient(String),
+    /// Invalid request, forbidden, unauthorized, undecodable: retrying will not help.
+    #[error("fatal: {0}")]
+    Fatal(String),
+}
+
+impl ClusterError {
+    /// Whether retrying later can succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Self::Conflict(_) | Self::Blocked { .. } | Self::Transient(_)
+        )
+    }
+
+    /// Whether this is a 404.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::NotFound(_))
+    }
+
+    /// Whether this is a 409.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Self::Conflict(_))
+    }
+}
 
 /// One read of the cluster state a decision needs.
 #[derive(Debug, Clone, Default)]
@@ -90,7 +137,7 @@ pub struct EventSpec {
     pub involved: InvolvedObject,
     /// Normal or Warning.
     pub type_: EventType,
-    /// Karpenter reason, see [`crate::reasons`].
+    /// Karpenter reason, see [`crate::events::reasons`].
     pub reason: String,
     /// Message.
     pub message: String,
@@ -135,6 +182,8 @@ pub enum LeaseOutcome {
 pub trait Cluster: Send + Sync {
     /// Reads pods, nodes, NodeClaims, NodePools, EC2NodeClasses, DaemonSets and PDBs.
     fn snapshot(&self) -> impl Future<Output = Result<Snapshot, ClusterError>> + Send;
+    /// Lists the NodeClaims only.
+    fn node_claims(&self) -> impl Future<Output = Result<Vec<NodeClaim>, ClusterError>> + Send;
     /// Creates a NodeClaim for `pool` (generateName `<pool>-`, ownerReference, finalizer).
     fn create_node_claim(
         &self,
@@ -148,11 +197,19 @@ pub trait Cluster: Send + Sync {
         resource_version: Option<&str>,
         status: &NodeClaimStatus,
     ) -> impl Future<Output = Result<NodeClaim, ClusterError>> + Send;
-    /// Upserts conditions by type (keeping lastTransitionTime when the status is unchanged).
+    /// Upserts conditions by type (keeping lastTransitionTime when the status is unchanged;
+    /// an empty lastTransitionTime becomes `now`).
     fn set_node_claim_conditions(
         &self,
         name: &str,
         conditions: &[Condition],
+        now: Timestamp,
+    ) -> impl Future<Output = Result<NodeClaim, ClusterError>> + Send;
+    /// Merges labels into a NodeClaim's metadata.
+    fn label_node_claim(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, String>,
     ) -> impl Future<Output = Result<NodeClaim, ClusterError>> + Send;
     /// Deletes a NodeClaim (optionally only if its uid matches).
     fn delete_node_claim(
@@ -178,6 +235,8 @@ pub trait Cluster: Send + Sync {
         node: &str,
         unschedulable: bool,
     ) -> impl Future<Output = Result<Node, ClusterError>> + Send;
+    /// Replaces a Node, conditional on the resourceVersion it carries.
+    fn update_node(&self, node: &Node) -> impl Future<Output = Result<Node, ClusterError>> + Send;
     /// Deletes a Node (optionally only if its uid matches).
     fn delete_node(
         &self,
@@ -204,10 +263,11 @@ pub trait Cluster: Send + Sync {
         finalizer: &str,
         resource_version: Option<&str>,
     ) -> impl Future<Output = Result<(), ClusterError>> + Send;
-    /// Records a Kubernetes Event.
+    /// Records a Kubernetes Event at `now` (a repeat bumps the existing Event's count).
     fn emit_event(
         &self,
         event: &EventSpec,
+        now: Timestamp,
     ) -> impl Future<Output = Result<(), ClusterError>> + Send;
     /// Takes or renews a Lease.
     fn acquire_lease(
@@ -218,5 +278,16 @@ pub trait Cluster: Send + Sync {
     fn release_lease(
         &self,
         req: &LeaseRequest,
+    ) -> impl Future<Output = Result<(), ClusterError>> + Send;
+    /// The unavailable-offerings cache (ICE), without entries expired at `now`.
+    fn unavailable_offerings(
+        &self,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<UnavailableOfferings, ClusterError>> + Send;
+    /// Merges marks into the unavailable-offerings cache.
+    fn record_unavailable(
+        &self,
+        marks: &UnavailableOfferings,
+        now: Timestamp,
     ) -> impl Future<Output = Result<(), ClusterError>> + Send;
 }

@@ -1,0 +1,76 @@
+//! What every reconciler runs with: the ports, the clock, the logger, the invocation's
+//! metrics and the settings (Karpenter's defaults unless configured).
+
+use std::sync::Arc;
+
+use jiff::SignedDuration;
+
+use crate::log::Logger;
+use crate::metrics::Metrics;
+use crate::ports::{Clock, Cloud, Cluster, Publisher};
+
+/// Knobs, with Karpenter's defaults.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The EKS cluster name (instance tags, logs).
+    pub cluster_name: String,
+    /// Namespace of Kerf's own objects (the decision Lease, the unavailable-offerings cache).
+    pub namespace: String,
+    /// How long a decision Lease is held without renewal.
+    pub lease_duration: SignedDuration,
+    /// A NodeClaim not launched within this time is deleted (Karpenter: 5 minutes).
+    pub launch_timeout: SignedDuration,
+    /// A launched NodeClaim not registered within this time is deleted (Karpenter: 15 minutes).
+    pub registration_timeout: SignedDuration,
+    /// A cluster instance with no NodeClaim is terminated once older than this.
+    pub orphan_grace: SignedDuration,
+    /// At most this many instance types go to one launch (the AWS provider's 60).
+    pub max_instance_types: usize,
+    /// Minimise launch cost beyond Karpenter's packing.
+    pub optimize_cost: bool,
+    /// Concurrent API calls per step (NodeClaim creates, launches, events).
+    pub concurrency: usize,
+}
+
+impl Settings {
+    /// Defaults for `cluster_name`, Kerf's objects in `namespace`.
+    pub fn new(cluster_name: &str, namespace: &str) -> Self {
+        Settings {
+            cluster_name: cluster_name.to_string(),
+            namespace: namespace.to_string(),
+            lease_duration: SignedDuration::from_secs(60),
+            launch_timeout: SignedDuration::from_mins(5),
+            registration_timeout: SignedDuration::from_mins(15),
+            orphan_grace: SignedDuration::from_mins(2),
+            max_instance_types: 60,
+            optimize_cost: true,
+            concurrency: 32,
+        }
+    }
+}
+
+/// The ports and services of one function instance (built once, reused by invocations).
+pub struct Ctx<C, K, P> {
+    pub cluster: C,
+    pub cloud: K,
+    pub publisher: P,
+    pub clock: Arc<dyn Clock>,
+    pub log: Logger,
+    pub metrics: Arc<Metrics>,
+    pub settings: Settings,
+}
+
+impl<C: Cluster, K: Cloud, P: Publisher> Ctx<C, K, P> {
+    /// The current time.
+    pub fn now(&self) -> jiff::Timestamp {
+        self.clock.now()
+    }
+}
+
+impl<C, K, P> std::fmt::Debug for Ctx<C, K, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ctx")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,265 @@
+//! Launching one NodeClaim: the launch request derived from the claim alone (its
+//! requirements, its requests, its node class's catalog), so a resumed launch after a crash
+//! asks for exactly what the first attempt asked; and the status the result writes.
+//!
+//! Like the AWS provider: instance types that match the requirements and whose allocatable
+//! holds the requests; spot when the claim allows it and a spot offering is available, else
+//! on-demand; the available offerings of that capacity type in allowed zones, cheapest
+//! first, at most 60 types.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kerf_api::v1::{ConditionStatus, EC2NodeClass, NodeClaim, NodeClaimStatus};
+use kerf_catalog::{CapacityType, Catalog, InstanceType, Resources};
+use kerf_engine::requirements::{Requirements, SelectorRequirement};
+
+use crate::claim::{self, condition};
+use crate::names::{CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, ZONE, conditions};
+use crate::ports::cloud::NodeTaint;
+use crate::ports::{LaunchOption, LaunchRequest, Launched};
+
+/// Why no launch request could be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    #[error("invalid NodeClaim {field}: {message}")]
+    Invalid { field: String, message: String },
+    #[error("no instance type in the catalog satisfies the requirements and requests")]
+    NoInstanceType,
+    #[error("no available offering of any matching instance type")]
+    NoOffering,
+}
+
+/// The claim's requirements as the engine's algebra.
+pub fn requirements(claim: &NodeClaim) -> Result<Requirements, RequestError> {
+    let sel: Vec<SelectorRequirement> = claim
+        .spec
+        .requirements
+        .iter()
+        .filter_map(|r| serde_json::to_value(r).ok())
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .collect();
+    Requirements::from_selectors(&sel).map_err(|e| RequestError::Invalid {
+        field: "spec.requirements".into(),
+        message: e.to_string(),
+    })
+}
+
+/// The claim's resource requests.
+pub fn requests(claim: &NodeClaim) -> Result<Resources, RequestError> {
+    kerf_convert::resources(
+        "spec.resources.requests",
+        Some(&claim.spec.resources.requests),
+    )
+    .map_err(|e| RequestError::Invalid {
+        field: e.field,
+        message: e.message,
+    })
+}
+
+/// Whether an instance type's own labels satisfy the requirements (zone, capacity type and
+/// pool are offering- or pool-level and checked elsewhere).
+fn type_matches(it: &InstanceType, reqs: &Requirements) -> bool {
+    reqs.iter().all(|(k, r)| match k.as_str() {
+        ZONE | CAPACITY_TYPE | NODEPOOL => true,
+        _ => match it.labels.get(k) {
+            Some(v) => r.has(v),
+            None => !kerf_engine::labels::is_well_known(k) || r.allows_absent(),
+        },
+    })
+}
+
+fn allowed(reqs: &Requirements, key: &str, value: &str) -> bool {
+    reqs.get(key).is_none_or(|r| r.has(value))
+}
+
+/// The capacity type and offerings to launch with.
+pub fn options(
+    reqs: &Requirements,
+    requests: &Resources,
+    catalog: &Catalog,
+    max_types: usize,
+) -> Result<(CapacityType, Vec<LaunchOption>), RequestError> {
+    let types: Vec<&InstanceType> = catalog
+        .instance_types
+        .iter()
+        .filter(|it| type_matches(it, reqs) && it.allocatable.fits(requests))
+        .collect();
+    if types.is_empty() {
+        return Err(RequestError::NoInstanceType);
+    }
+    let offers = |ct: CapacityType| -> Vec<LaunchOption> {
+        let mut v: Vec<LaunchOption> = types
+            .iter()
+            .flat_map(|it| {
+                it.offerings
+                    .iter()
+                    .filter(move |o| {
+                        o.available && o.capacity_type == ct && allowed(reqs, ZONE, &o.zone)
+                    })
+                    .map(move |o| LaunchOption {
+                        instance_type: it.name.clone(),
+                        zone: o.zone.clone(),
+                        price: o.price,
+                    })
+            })
+            .collect();
+        v.sort_by(|a, b| {
+            a.price
+                .total_cmp(&b.price)
+                .then_with(|| a.instance_type.cmp(&b.instance_type))
+                .then_with(|| a.zone.cmp(&b.zone))
+        });
+        truncate_types(v, max_types)
+    };
+    for ct in [CapacityType::Spot, CapacityType::OnDemand] {
+        if !allowed(reqs, CAPACITY_TYPE, ct.as_str()) {
+            continue;
+        }
+        let o = offers(ct);
+        if !o.is_empty() {
+            return Ok((ct, o));
+        }
+    }
+    Err(RequestError::NoOffering)
+}
+
+/// Keeps the offerings of the first `max` distinct instance types (in order).
+fn truncate_types(v: Vec<LaunchOption>, max: usize) -> Vec<LaunchOption> {
+    let mut seen: Vec<String> = Vec::new();
+    v.into_iter()
+        .filter(|o| {
+            if seen.contains(&o.instance_type) {
+                return true;
+            }
+            if seen.len() == max {
+                return false;
+            }
+            seen.push(o.instance_type.clone());
+            true
+        })
+        .collect()
+}
+
+/// The launch request for `claim` (which must have a name and a UID: it exists).
+pub fn request(
+    claim: &NodeClaim,
+    class: Arc<EC2NodeClass>,
+    catalog: &Catalog,
+    max_types: usize,
+) -> Result<LaunchRequest, RequestError> {
+    let reqs = requirements(claim)?;
+    let (capacity_type, options) = options(&reqs, &requests(claim)?, catalog, max_types)?;
+    let mut labels = claim.metadata.labels.clone().unwrap_or_default();
+    for (k, r) in reqs.iter() {
+        if r.len() == 1
+            && !r.is_complement()
+            && let Some(v) = r.any()
+        {
+            labels.entry(k.clone()).or_insert(v);
+        }
+    }
+    labels.insert(CAPACITY_TYPE.into(), capacity_type.as_str().into());
+    let taints = claim
+        .spec
+        .taints
+        .iter()
+        .chain(&claim.spec.startup_taints)
+        .map(|t| NodeTaint {
+            key: t.key.clone(),
+            value: t.value.clone(),
+            effect: serde_json::to_value(t.effect)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+        })
+        .collect();
+    Ok(LaunchRequest {
+        node_claim: claim::name(claim).to_string(),
+        node_claim_uid: claim.metadata.uid.clone().unwrap_or_default(),
+        node_pool: claim::pool_name(claim).unwrap_or_default().to_string(),
+        node_class: class,
+        capacity_type,
+        options,
+        labels,
+        taints,
+    })
+}
+
+/// The labels a launched claim gets: the instance type's single-valued labels, its zone,
+/// region and capacity type (as Karpenter copies them from the instance).
+pub fn launched_labels(l: &Launched, catalog: &Catalog) -> BTreeMap<String, String> {
+    let mut labels = BTreeMap::new();
+    if let Some(it) = catalog
+        .instance_types
+        .iter()
+        .find(|t| t.name == l.instance_type)
+    {
+        labels.extend(it.labels.clone());
+    }
+    labels.insert(INSTANCE_TYPE.into(), l.instance_type.clone());
+    labels.insert(ZONE.into(), l.zone.clone());
+    labels.insert(CAPACITY_TYPE.into(), l.capacity_type.as_str().into());
+    if !catalog.region.is_empty() {
+        labels.insert(crate::names::REGION.into(), catalog.region.clone());
+    }
+    labels
+}
+
+/// The status after a successful launch: provider ID, image, capacity and allocatable of
+/// the instance type, and `Launched=True`.
+pub fn launched_status(
+    current: &NodeClaim,
+    l: &Launched,
+    catalog: &Catalog,
+    now: jiff::Timestamp,
+) -> NodeClaimStatus {
+    let mut s = claim::status(current);
+    s.provider_id = Some(l.provider_id.clone());
+    s.image_id = l.image_id.clone();
+    if let Some(it) = catalog
+        .instance_types
+        .iter()
+        .find(|t| t.name == l.instance_type)
+    {
+        s.capacity = quantities(&it.capacity);
+        s.allocatable = quantities(&it.allocatable);
+    }
+    let updates = [
+        condition(conditions::LAUNCHED, ConditionStatus::True, "Launched", ""),
+        condition(
+            conditions::REGISTERED,
+            ConditionStatus::Unknown,
+            "AwaitingReconciliation",
+            "object is awaiting reconciliation",
+        ),
+        condition(
+            conditions::INITIALIZED,
+            ConditionStatus::Unknown,
+            "AwaitingReconciliation",
+            "object is awaiting reconciliation",
+        ),
+    ];
+    let keep: Vec<_> = updates
+        .into_iter()
+        .filter(|u| {
+            u.type_ == conditions::LAUNCHED || !s.conditions.iter().any(|c| c.type_ == u.type_)
+        })
+        .collect();
+    s.conditions = claim::merge_conditions(&s.conditions, &keep, now);
+    s
+}
+
+/// Non-zero resources as a ResourceList.
+pub fn quantities(r: &Resources) -> BTreeMap<String, Quantity> {
+    r.to_strings()
+        .into_iter()
+        .filter(|(k, _)| r.get(k) > 0)
+        .map(|(k, v)| (k, Quantity(v)))
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "launch_tests.rs"]
+mod tests;

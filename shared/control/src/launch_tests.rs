@@ -1,0 +1,177 @@
+//! Tests of launch requests: type filtering, capacity-type choice, truncation.
+
+use super::*;
+use kerf_catalog::Offering;
+use serde_json::json;
+
+fn it(
+    name: &str,
+    cpu: &str,
+    arch: &str,
+    offers: &[(&str, CapacityType, f64, bool)],
+) -> InstanceType {
+    let alloc = Resources::parse([("cpu", cpu), ("memory", "8Gi"), ("pods", "29")]).unwrap();
+    InstanceType {
+        name: name.into(),
+        labels: BTreeMap::from([
+            (INSTANCE_TYPE.to_string(), name.to_string()),
+            ("kubernetes.io/arch".to_string(), arch.to_string()),
+        ]),
+        capacity: alloc.clone(),
+        overhead: Default::default(),
+        allocatable: alloc,
+        offerings: offers
+            .iter()
+            .map(|(z, ct, p, a)| Offering {
+                zone: z.to_string(),
+                capacity_type: *ct,
+                price: *p,
+                available: *a,
+            })
+            .collect(),
+    }
+}
+
+fn catalog() -> Catalog {
+    use CapacityType::*;
+    Catalog {
+        region: "us-west-2".into(),
+        instance_types: vec![
+            it(
+                "m5.large",
+                "1930m",
+                "amd64",
+                &[
+                    ("a", OnDemand, 0.096, true),
+                    ("a", Spot, 0.03, false),
+                    ("b", Spot, 0.035, true),
+                ],
+            ),
+            it(
+                "c5.large",
+                "1930m",
+                "amd64",
+                &[("a", OnDemand, 0.085, true), ("b", Spot, 0.031, true)],
+            ),
+            it(
+                "m6g.large",
+                "1930m",
+                "arm64",
+                &[("a", OnDemand, 0.077, true), ("a", Spot, 0.02, true)],
+            ),
+            it(
+                "m5.xlarge",
+                "3920m",
+                "amd64",
+                &[("a", OnDemand, 0.192, true), ("a", Spot, 0.07, true)],
+            ),
+        ],
+    }
+}
+
+fn claim(reqs: serde_json::Value, cpu: &str) -> NodeClaim {
+    serde_json::from_value(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {"name": "default-x", "uid": "uid-1", "labels": {"karpenter.sh/nodepool": "default"}},
+        "spec": {"requirements": reqs, "resources": {"requests": {"cpu": cpu, "pods": "2"}},
+            "taints": [{"key": "t", "value": "v", "effect": "NoSchedule"}],
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}))
+    .unwrap()
+}
+
+fn class() -> Arc<EC2NodeClass> {
+    Arc::new(serde_json::from_value(json!({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
+        "metadata": {"name": "default"}, "spec": {"role": "r", "amiSelectorTerms": [{"alias": "al2023@latest"}],
+        "subnetSelectorTerms": [{"tags": {"a": "b"}}], "securityGroupSelectorTerms": [{"tags": {"a": "b"}}]}}))
+    .unwrap())
+}
+
+#[test]
+fn spot_first_cheapest_first_available_only() {
+    let c = claim(
+        json!([{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]),
+        "1",
+    );
+    let r = request(&c, class(), &catalog(), 60).unwrap();
+    assert_eq!(r.capacity_type, CapacityType::Spot);
+    let got: Vec<(&str, &str)> = r
+        .options
+        .iter()
+        .map(|o| (o.instance_type.as_str(), o.zone.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [("c5.large", "b"), ("m5.large", "b"), ("m5.xlarge", "a")],
+        "arm64 and the unavailable offering left out"
+    );
+    assert_eq!(r.node_claim_uid, "uid-1");
+    assert_eq!(r.node_pool, "default");
+    assert_eq!(r.labels["karpenter.sh/capacity-type"], "spot");
+    assert_eq!(r.labels["kubernetes.io/arch"], "amd64");
+    assert_eq!(r.taints[0].key, "t");
+}
+
+#[test]
+fn on_demand_when_spot_is_not_allowed_and_requests_filter_types() {
+    let c = claim(
+        json!([{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+               {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]),
+        "3",
+    );
+    let r = request(&c, class(), &catalog(), 60).unwrap();
+    assert_eq!(r.capacity_type, CapacityType::OnDemand);
+    let names: Vec<&str> = r.options.iter().map(|o| o.instance_type.as_str()).collect();
+    assert_eq!(names, ["m5.xlarge"], "only the type with room for 3 cpu");
+}
+
+#[test]
+fn truncation_keeps_whole_types_and_errors_are_typed() {
+    let c = claim(json!([]), "1");
+    let r = request(&c, class(), &catalog(), 2).unwrap();
+    let mut types: Vec<&str> = r.options.iter().map(|o| o.instance_type.as_str()).collect();
+    types.dedup();
+    assert_eq!(types, ["m6g.large", "c5.large"]);
+    let big = claim(json!([]), "64");
+    assert_eq!(
+        request(&big, class(), &catalog(), 60).unwrap_err(),
+        RequestError::NoInstanceType
+    );
+    let nowhere = claim(
+        json!([{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["z"]}]),
+        "1",
+    );
+    assert_eq!(
+        request(&nowhere, class(), &catalog(), 60).unwrap_err(),
+        RequestError::NoOffering
+    );
+}
+
+#[test]
+fn launched_status_and_labels() {
+    let c = claim(json!([]), "1");
+    let l = Launched {
+        instance_id: "i-1".into(),
+        provider_id: "aws:///a/i-1".into(),
+        instance_type: "m5.large".into(),
+        zone: "a".into(),
+        capacity_type: CapacityType::OnDemand,
+        image_id: Some("ami-1".into()),
+        unavailable: vec![],
+    };
+    let now = "2026-01-01T00:00:00Z".parse().unwrap();
+    let s = launched_status(&c, &l, &catalog(), now);
+    assert_eq!(s.provider_id.as_deref(), Some("aws:///a/i-1"));
+    assert_eq!(s.allocatable["cpu"].0, "1930m");
+    let types: Vec<(&str, ConditionStatus)> = s
+        .conditions
+        .iter()
+        .map(|c| (c.type_.as_str(), c.status))
+        .collect();
+    assert!(types.contains(&("Launched", ConditionStatus::True)));
+    assert!(types.contains(&("Registered", ConditionStatus::Unknown)));
+    assert!(types.contains(&("Ready", ConditionStatus::Unknown)));
+    let labels = launched_labels(&l, &catalog());
+    assert_eq!(labels["node.kubernetes.io/instance-type"], "m5.large");
+    assert_eq!(labels["topology.kubernetes.io/zone"], "a");
+    assert_eq!(labels["karpenter.sh/capacity-type"], "on-demand");
+    assert_eq!(labels["topology.kubernetes.io/region"], "us-west-2");
+}

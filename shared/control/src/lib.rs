@@ -1,0 +1,25 @@
+//! Kerf's control layer: the reconcilers the Lambda functions (and `kerf sim`) run.
+//!
+//! Every reconciler is an async function over the [`ports`] this crate defines: the cluster
+//! (Kubernetes API), the cloud (EC2), a queue (SQS), a publisher (EventBridge) and a clock.
+//! It depends on no adapter: `kerf-kube` and `kerf-aws` implement the ports for production,
+//! `kerf-sim` in memory. Decisions come from the pure engine; this crate turns them into
+//! writes, in an order that makes every step idempotent and resumable.
+
+pub mod ports;
+
+pub mod claim;
+pub mod ctx;
+pub mod error;
+pub mod finalize;
+pub mod gc;
+pub mod initialize;
+pub mod launch;
+pub mod lease;
+pub mod liveness;
+pub mod log;
+pub mod metrics;
+pub mod names;
+pub mod provision;
+pub mod register;
+pub mod view;

@@ -1,0 +1,221 @@
+//! [`KubeCluster`]: the control layer's Cluster port on `kube::Client`. Each method is one of
+//! the writers in this crate; errors are classified into the port's `ClusterError`.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Node, Taint};
+use kerf_api::v1::{Condition, NodeClaim, NodeClaimStatus, NodePool};
+use kerf_catalog::unavailable::UnavailableOfferings;
+use kerf_control::ports::{
+    Cluster, ClusterError, Deleted, EventSpec, Evicted, LeaseOutcome, LeaseRequest, Snapshot,
+    Target,
+};
+use kube::Client;
+use kube::api::{Api, PostParams};
+
+use crate::error::KubeError;
+use crate::offerings::ConfigMapOfferingStore;
+use crate::snapshot::{self, SnapshotOptions};
+use crate::{claims, events, evict, lease, nodes, write};
+
+/// The Cluster port on a kube client. `namespace` holds Kerf's own objects (the
+/// unavailable-offerings ConfigMap).
+#[derive(Clone)]
+pub struct KubeCluster {
+    client: Client,
+    offerings: ConfigMapOfferingStore,
+    snapshot: SnapshotOptions,
+}
+
+impl std::fmt::Debug for KubeCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeCluster")
+            .field("offerings", &self.offerings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KubeCluster {
+    /// The port on `client`, keeping Kerf's objects in `namespace`.
+    pub fn new(client: Client, namespace: &str) -> Self {
+        KubeCluster {
+            offerings: ConfigMapOfferingStore::new(client.clone(), namespace),
+            client,
+            snapshot: SnapshotOptions::default(),
+        }
+    }
+
+    /// Replaces how snapshots are read.
+    pub fn with_snapshot_options(mut self, opts: SnapshotOptions) -> Self {
+        self.snapshot = opts;
+        self
+    }
+
+    /// The underlying client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl From<KubeError> for ClusterError {
+    fn from(e: KubeError) -> Self {
+        match e {
+            KubeError::NotFound(m) => ClusterError::NotFound(m),
+            KubeError::Conflict(m) => ClusterError::Conflict(m),
+            KubeError::Blocked {
+                retry_after,
+                message,
+            } => ClusterError::Blocked {
+                retry_after,
+                message,
+            },
+            KubeError::Transient(m) => ClusterError::Transient(m),
+            KubeError::Fatal(m) => ClusterError::Fatal(m),
+        }
+    }
+}
+
+fn port<T>(r: Result<T, KubeError>) -> Result<T, ClusterError> {
+    r.map_err(ClusterError::from)
+}
+
+impl Cluster for KubeCluster {
+    async fn snapshot(&self) -> Result<Snapshot, ClusterError> {
+        port(snapshot::read(&self.client, &self.snapshot).await)
+    }
+
+    async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
+        let lp = kube::api::ListParams::default().limit(self.snapshot.page_size);
+        let api = Api::<NodeClaim>::all(self.client.clone());
+        port(snapshot::list_all(api, &lp).await.map(|(items, _)| items))
+    }
+
+    async fn create_node_claim(
+        &self,
+        pool: &NodePool,
+        claim: NodeClaim,
+    ) -> Result<NodeClaim, ClusterError> {
+        port(claims::create(&self.client, pool, claim).await)
+    }
+
+    async fn patch_node_claim_status(
+        &self,
+        name: &str,
+        resource_version: Option<&str>,
+        status: &NodeClaimStatus,
+    ) -> Result<NodeClaim, ClusterError> {
+        port(claims::patch_status(&self.client, name, resource_version, status).await)
+    }
+
+    async fn set_node_claim_conditions(
+        &self,
+        name: &str,
+        conditions: &[Condition],
+        now: Timestamp,
+    ) -> Result<NodeClaim, ClusterError> {
+        port(claims::set_conditions(&self.client, name, conditions, now).await)
+    }
+
+    async fn label_node_claim(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<NodeClaim, ClusterError> {
+        port(claims::label(&self.client, name, labels).await)
+    }
+
+    async fn delete_node_claim(
+        &self,
+        name: &str,
+        uid: Option<&str>,
+    ) -> Result<Deleted, ClusterError> {
+        port(write::delete(&Api::<NodeClaim>::all(self.client.clone()), name, uid).await)
+    }
+
+    async fn taint_node(&self, node: &str, taint: &Taint) -> Result<Node, ClusterError> {
+        port(nodes::taint(&self.client, node, taint).await)
+    }
+
+    async fn untaint_node(&self, node: &str, key: &str) -> Result<Node, ClusterError> {
+        port(nodes::untaint(&self.client, node, key).await)
+    }
+
+    async fn cordon_node(&self, node: &str, unschedulable: bool) -> Result<Node, ClusterError> {
+        port(nodes::cordon(&self.client, node, unschedulable).await)
+    }
+
+    async fn update_node(&self, node: &Node) -> Result<Node, ClusterError> {
+        let api: Api<Node> = Api::all(self.client.clone());
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let r = api.replace(&name, &PostParams::default(), node).await;
+        port(r.map_err(KubeError::from))
+    }
+
+    async fn delete_node(&self, name: &str, uid: Option<&str>) -> Result<Deleted, ClusterError> {
+        port(write::delete(&Api::<Node>::all(self.client.clone()), name, uid).await)
+    }
+
+    async fn evict_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: Option<&str>,
+    ) -> Result<Evicted, ClusterError> {
+        port(evict::evict(&self.client, namespace, name, uid).await)
+    }
+
+    async fn add_finalizer(&self, target: &Target, finalizer: &str) -> Result<(), ClusterError> {
+        let c = self.client.clone();
+        port(match target {
+            Target::Node(n) => write::add_finalizer(&Api::<Node>::all(c), n, finalizer).await,
+            Target::NodeClaim(n) => {
+                write::add_finalizer(&Api::<NodeClaim>::all(c), n, finalizer).await
+            }
+        })
+    }
+
+    async fn remove_finalizer(
+        &self,
+        target: &Target,
+        finalizer: &str,
+        rv: Option<&str>,
+    ) -> Result<(), ClusterError> {
+        let c = self.client.clone();
+        port(match target {
+            Target::Node(n) => {
+                write::remove_finalizer(&Api::<Node>::all(c), n, finalizer, rv).await
+            }
+            Target::NodeClaim(n) => {
+                write::remove_finalizer(&Api::<NodeClaim>::all(c), n, finalizer, rv).await
+            }
+        })
+    }
+
+    async fn emit_event(&self, event: &EventSpec, now: Timestamp) -> Result<(), ClusterError> {
+        port(events::emit(&self.client, event, now).await)
+    }
+
+    async fn acquire_lease(&self, req: &LeaseRequest) -> Result<LeaseOutcome, ClusterError> {
+        port(lease::acquire(&self.client, req).await)
+    }
+
+    async fn release_lease(&self, req: &LeaseRequest) -> Result<(), ClusterError> {
+        port(lease::release(&self.client, req).await)
+    }
+
+    async fn unavailable_offerings(
+        &self,
+        now: Timestamp,
+    ) -> Result<UnavailableOfferings, ClusterError> {
+        port(self.offerings.load(now).await)
+    }
+
+    async fn record_unavailable(
+        &self,
+        marks: &UnavailableOfferings,
+        now: Timestamp,
+    ) -> Result<(), ClusterError> {
+        port(self.offerings.record(marks, now).await.map(|_| ()))
+    }
+}
