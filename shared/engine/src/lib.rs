@@ -8,6 +8,7 @@
 //! launches by comparing packing policies and resizing every new claim to its cheapest fit.
 
 pub mod confpack;
+pub mod cron;
 pub mod labels;
 pub mod model;
 pub mod plan;

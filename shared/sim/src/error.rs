@@ -30,16 +30,7 @@ impl ResName {
     }
 }
 
-/// One `details.causes[]` entry of a 422 Invalid.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Cause {
-    /// `FieldValueRequired`, `FieldValueInvalid`, ...
-    pub reason: &'static str,
-    /// Human message without the field prefix.
-    pub message: String,
-    /// Dotted field path, e.g. `spec.template.spec.requirements[0].operator`.
-    pub field: String,
-}
+pub use kerf_schema::Cause;
 
 /// An API error: HTTP code plus the Status body.
 #[derive(Debug, Clone)]

@@ -17,7 +17,7 @@
 //! ([`shape`]).
 
 pub mod apply;
-pub mod cel;
+pub use kerf_schema::{cel, schema};
 pub mod delete;
 pub mod diff;
 pub mod error;
@@ -30,7 +30,6 @@ pub mod query;
 pub mod read;
 pub mod registry;
 pub mod route;
-pub mod schema;
 pub mod selector;
 mod server;
 pub mod shape;

@@ -4,7 +4,7 @@
 //! failed in a way the apiserver treats as blocking (a wrong type, a missing required field,
 //! an unsupported enum value, too long or too many).
 
-use crate::error::Cause;
+use crate::Cause;
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::HashMap;

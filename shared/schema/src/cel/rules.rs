@@ -11,7 +11,7 @@
 //! inside them are skipped, as in Kubernetes.
 
 use super::{CelError, program};
-use crate::error::Cause;
+use crate::Cause;
 use serde_json::Value;
 
 /// Evaluates the rules of `schema` and of its descendants over `v` (`old` on updates).
