@@ -2,7 +2,7 @@
 //! pod deletion, and the apiserver's reply shapes (the object, or a Success Status).
 
 use crate::error::{ApiError, success_status};
-use crate::meta::{self, deleting, finalizers, meta_str};
+use crate::meta::{deleting, finalizers, meta_str};
 use crate::registry::ResourceInfo;
 use crate::store::{Key, Store};
 use crate::write::obj_key;
@@ -107,7 +107,7 @@ fn mark_deleting(st: &mut Store, k: Key, old: &Value, is_pod: bool, o: &DeleteOp
     } else {
         0
     };
-    new["metadata"]["deletionTimestamp"] = json!(meta::now());
+    new["metadata"]["deletionTimestamp"] = json!(st.now());
     new["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
     (*st.put(k, new)).clone()
 }

@@ -5,7 +5,7 @@
 
 use crate::delete::{self, DeleteOptions};
 use crate::error::{ApiError, success_status};
-use crate::meta::{self, deleting, meta_str};
+use crate::meta::{deleting, meta_str};
 use crate::registry::ResourceInfo;
 use crate::selector::LabelSelector;
 use crate::store::{Store, key};
@@ -155,7 +155,7 @@ fn check_budget(st: &mut Store, ns: &str, pod: &Value, pdb: &Value) -> Result<()
     let mut new = pdb.clone();
     new["status"] = status;
     new["status"]["disruptionsAllowed"] = json!(allowed - 1);
-    new["status"]["disruptedPods"][meta_str(pod, "name")] = json!(meta::now());
+    new["status"]["disruptedPods"][meta_str(pod, "name")] = json!(st.now());
     st.put(key(PDB_RES, ns, &pdb_name), new);
     Ok(())
 }

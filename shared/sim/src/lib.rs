@@ -7,15 +7,17 @@
 //! finalizers and deletionTimestamp, label and field selectors, limit/continue pagination,
 //! merge / JSON / strategic patches, server-side apply with field ownership and
 //! `metadata.managedFields` ([`apply`], [`managed`]), the pods/eviction subresource with
-//! PodDisruptionBudgets, watches with bookmarks, and OpenAPI validation of the Karpenter
+//! PodDisruptionBudgets, watches with bookmarks, lists whose continue tokens read the first
+//! page's snapshot, admission webhooks, a settable clock, and OpenAPI validation of the Karpenter
 //! CRDs from `kerf_api::crds::all()`, including their CEL rules (a small interpreter, [`cel`]).
 //!
 //! Not modelled: namespaces need not exist, no garbage collector (ownerReferences and
-//! propagationPolicy do not cascade), lists after a continue token show current state
-//! rather than the token's snapshot, and no admission webhooks run. Field ownership knows
+//! propagationPolicy do not cascade) and dry-run writes are refused. Admission webhooks are
+//! Rust callbacks ([`admission`]), not HTTP endpoints. Field ownership knows
 //! the list types of the CRD schemas but only a table of them for built-in kinds
 //! ([`shape`]).
 
+pub mod admission;
 pub mod apply;
 pub use kerf_schema::{cel, schema};
 pub mod delete;
@@ -72,6 +74,7 @@ pub struct SimBuilder {
     tls: bool,
     no_karpenter_crds: bool,
     crds: Vec<Value>,
+    hooks: Vec<admission::Hook>,
 }
 
 impl SimBuilder {
@@ -93,6 +96,12 @@ impl SimBuilder {
         self
     }
 
+    /// Registers an admission webhook.
+    pub fn admission(mut self, hook: admission::Hook) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
     /// Leaves out the Karpenter CRDs that are registered by default.
     pub fn without_karpenter_crds(mut self) -> Self {
         self.no_karpenter_crds = true;
@@ -111,7 +120,7 @@ impl SimBuilder {
         for crd in &self.crds {
             registry.add_crd(crd);
         }
-        let state = Arc::new(State::new(registry, self.options));
+        let state = Arc::new(State::new(registry, self.options, self.hooks));
         let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = tcp.local_addr()?;
         let app_state = state.clone();

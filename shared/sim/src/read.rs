@@ -8,6 +8,7 @@ use crate::write::res_key;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// One object or 404.
@@ -38,28 +39,34 @@ fn decode_token(t: &str) -> Result<(u64, String, String), ApiError> {
 }
 
 /// Collects one page: `limit` items after the continue token, filtered by the selectors.
+/// A continued list shows the objects as they were at the first page's resourceVersion
+/// (as etcd serves it), rebuilt from the change history; 410 once that history is gone.
 pub fn list(st: &Store, res: &ResourceInfo, ns: Option<&str>, q: &Query) -> Result<Page, ApiError> {
     let sel = q.selectors(res)?;
-    let (rv, after) = match &q.continue_token {
+    let rk = res_key(res);
+    let limit = if q.limit == 0 { usize::MAX } else { q.limit };
+    let (rv, candidates) = match &q.continue_token {
         Some(t) => {
             let (rv, n, m) = decode_token(t)?;
-            if rv < st.compacted {
-                return Err(ApiError::expired(
+            let expired = || {
+                ApiError::expired(
                     "The provided continue parameter is too old to display a consistent list result. \
                      You can start a new list without the continue parameter.",
-                ));
+                )
+            };
+            if rv < st.compacted {
+                return Err(expired());
             }
-            (rv, Some((n, m)))
+            let changes = st.changes_since(&rk, rv).ok_or_else(expired)?;
+            (rv, as_of(st, &rk, ns, (n, m), &changes))
         }
-        None => (st.rv(), None),
+        None => (
+            st.rv(),
+            st.range(&rk, ns, None).map(|(_, o)| o.clone()).collect(),
+        ),
     };
-    let rk = res_key(res);
-    let mut items = Vec::new();
-    let mut iter = st.range(&rk, ns, after).filter(|(_, o)| sel.matches(o));
-    let limit = if q.limit == 0 { usize::MAX } else { q.limit };
-    for (_, o) in iter.by_ref().take(limit) {
-        items.push(o.clone());
-    }
+    let mut iter = candidates.into_iter().filter(|o| sel.matches(o));
+    let items: Vec<Arc<Value>> = iter.by_ref().take(limit).collect();
     let more = iter.next().is_some();
     let continue_token = more.then(|| {
         let last = items.last().map(|o| {
@@ -77,6 +84,42 @@ pub fn list(st: &Store, res: &ResourceInfo, ns: Option<&str>, q: &Query) -> Resu
         rv,
         continue_token,
     })
+}
+
+/// The objects of `rk` after `after` as they were before `changes` (all changes since the
+/// list's resourceVersion), in key order.
+fn as_of(
+    st: &Store,
+    rk: &str,
+    ns: Option<&str>,
+    after: (String, String),
+    changes: &[Arc<crate::store::Change>],
+) -> Vec<Arc<Value>> {
+    use crate::store::EventType;
+    let mut then: BTreeMap<(String, String), Option<Arc<Value>>> = BTreeMap::new();
+    for c in changes {
+        let m = &c.obj["metadata"];
+        let k = (
+            m["namespace"].as_str().unwrap_or_default().to_string(),
+            m["name"].as_str().unwrap_or_default().to_string(),
+        );
+        then.entry(k).or_insert_with(|| match c.kind {
+            EventType::Added => None,
+            _ => c.old.clone(),
+        });
+    }
+    let in_scope = |k: &(String, String)| *k > after && ns.is_none_or(|n| k.0 == n);
+    let mut out: BTreeMap<(String, String), Arc<Value>> = st
+        .range(rk, ns, Some(after.clone()))
+        .filter(|(k, _)| !then.contains_key(&(k.1.clone(), k.2.clone())))
+        .map(|(k, o)| ((k.1.clone(), k.2.clone()), o.clone()))
+        .collect();
+    for (k, o) in then {
+        if let Some(o) = o.filter(|_| in_scope(&k)) {
+            out.insert(k, o);
+        }
+    }
+    out.into_values().collect()
 }
 
 impl Page {

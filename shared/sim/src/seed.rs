@@ -41,7 +41,7 @@ pub fn seed(state: &State, mut obj: Value) -> Result<Value, ApiError> {
         obj["metadata"]["uid"] = json!(meta::uid());
     }
     if meta_str(&obj, "creationTimestamp").is_empty() {
-        obj["metadata"]["creationTimestamp"] = json!(meta::now());
+        obj["metadata"]["creationTimestamp"] = json!(state.store().now());
     }
     if res.generation && obj["metadata"]["generation"].is_null() {
         obj["metadata"]["generation"] = json!(1);

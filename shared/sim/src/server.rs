@@ -1,6 +1,7 @@
 //! The HTTP front: one axum fallback handler that routes, injects faults, dispatches to the
 //! read/write/watch/eviction logic and renders replies and Status errors.
 
+use crate::admission;
 use crate::delete::{self, DeleteOptions};
 use crate::error::ApiError;
 use crate::managed::Writer;
@@ -75,16 +76,29 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
     let result = match state.take_fault(method.as_str(), &path) {
         Some(e) => Err(e),
         None => match axum::body::to_bytes(req.into_body(), 64 << 20).await {
-            Ok(body) => {
-                let r = Req {
-                    method: &method,
-                    q: &query,
-                    ct: &ct,
-                    body: &body,
-                    who: &who,
-                };
-                dispatch(&state, &path, &r)
-            }
+            Ok(body) => match admitted(&state, &path, &method, &ct, &body).await {
+                Ok(Some((m, b))) => {
+                    let r = Req {
+                        method: &m,
+                        q: &query,
+                        ct: "application/json",
+                        body: &b,
+                        who: &who,
+                    };
+                    dispatch(&state, &path, &r)
+                }
+                Ok(None) => {
+                    let r = Req {
+                        method: &method,
+                        q: &query,
+                        ct: &ct,
+                        body: &body,
+                        who: &who,
+                    };
+                    dispatch(&state, &path, &r)
+                }
+                Err(e) => Err(e),
+            },
             Err(e) => Err(ApiError::bad_request(format!("reading body: {e}"))),
         },
     };
@@ -109,6 +123,54 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
         status,
     });
     response
+}
+
+/// Runs the admission hooks for a write; `Some` is the request to run instead (the mutated
+/// object as a create or a conditional replace).
+async fn admitted(
+    state: &State,
+    path: &str,
+    method: &Method,
+    ct: &str,
+    body: &[u8],
+) -> Result<Option<(Method, Vec<u8>)>, ApiError> {
+    if state.hooks.is_empty() || !matches!(*method, Method::POST | Method::PUT | Method::PATCH) {
+        return Ok(None);
+    }
+    let (res, ns, name, sub) = match route::resolve(&state.registry, path) {
+        Ok(Route::Collection { res, ns }) if *method == Method::POST => {
+            (res, ns.unwrap_or_default(), String::new(), None)
+        }
+        Ok(Route::Object { res, ns, name, sub }) if *method != Method::POST => (res, ns, name, sub),
+        _ => return Ok(None),
+    };
+    if sub.as_deref().is_some_and(|s| s != "status") {
+        return Ok(None);
+    }
+    let Some(info) = state.registry.get(res) else {
+        return Ok(None);
+    };
+    let parsed = parse_body(body)?;
+    let incoming = admission::Incoming {
+        info,
+        ns: &ns,
+        name: &name,
+        sub: sub.as_deref(),
+        method,
+        content_type: ct,
+        body: &parsed,
+    };
+    Ok(match admission::run(state, &incoming).await? {
+        admission::Outcome::Unchanged => None,
+        admission::Outcome::Replace(obj) => {
+            let m = if *method == Method::POST {
+                Method::POST
+            } else {
+                Method::PUT
+            };
+            Some((m, obj.to_string().into_bytes()))
+        }
+    })
 }
 
 fn parse_body(body: &[u8]) -> Result<Value, ApiError> {

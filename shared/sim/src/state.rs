@@ -18,6 +18,8 @@ pub struct SimOptions {
     pub max_watch: Duration,
     /// Number of changes kept for watches; older resourceVersions get 410.
     pub history: usize,
+    /// The server's clock.
+    pub clock: crate::store::SimClock,
 }
 
 impl Default for SimOptions {
@@ -27,6 +29,7 @@ impl Default for SimOptions {
             bookmark_interval: Duration::from_secs(1),
             max_watch: Duration::from_secs(300),
             history: 20_000,
+            clock: crate::store::SimClock::system(),
         }
     }
 }
@@ -70,17 +73,24 @@ pub struct State {
     pub log: Mutex<Vec<RequestRecord>>,
     /// Pending injected failures.
     pub faults: Mutex<Vec<Fault>>,
+    /// Admission webhooks.
+    pub hooks: Vec<crate::admission::Hook>,
 }
 
 impl State {
     /// Builds the state.
-    pub fn new(registry: Registry, options: SimOptions) -> Self {
+    pub fn new(
+        registry: Registry,
+        options: SimOptions,
+        hooks: Vec<crate::admission::Hook>,
+    ) -> Self {
         Self {
-            store: Mutex::new(Store::new(options.history)),
+            store: Mutex::new(Store::new(options.history, options.clock.clone())),
             registry,
             options,
             log: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
+            hooks,
         }
     }
 

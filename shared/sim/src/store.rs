@@ -58,6 +58,36 @@ pub struct Store {
     /// The oldest resourceVersion a watch or continue token may still start from.
     pub compacted: u64,
     tx: broadcast::Sender<Arc<Change>>,
+    clock: SimClock,
+}
+
+/// Where the server's timestamps (creation, deletion, PDB disruptions) come from: the
+/// machine's clock by default, a simulated clock for simulated time.
+#[derive(Clone)]
+pub struct SimClock(pub Arc<dyn Fn() -> jiff::Timestamp + Send + Sync>);
+
+impl SimClock {
+    /// The machine's clock.
+    pub fn system() -> Self {
+        SimClock(Arc::new(jiff::Timestamp::now))
+    }
+
+    /// Now, RFC 3339 with seconds precision (`2026-01-02T03:04:05Z`).
+    pub fn rfc3339(&self) -> String {
+        (self.0)().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    }
+}
+
+impl std::fmt::Debug for SimClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SimClock")
+    }
+}
+
+impl Default for SimClock {
+    fn default() -> Self {
+        SimClock::system()
+    }
 }
 
 /// The storage key of an object.
@@ -67,7 +97,7 @@ pub fn key(res: &str, ns: &str, name: &str) -> Key {
 
 impl Store {
     /// An empty store; resourceVersions start above 100 like a fresh etcd.
-    pub fn new(history_cap: usize) -> Self {
+    pub fn new(history_cap: usize, clock: SimClock) -> Self {
         let (tx, _) = broadcast::channel(4096);
         Self {
             objects: BTreeMap::new(),
@@ -76,7 +106,13 @@ impl Store {
             history_cap,
             compacted: 0,
             tx,
+            clock,
         }
+    }
+
+    /// The server's current time, RFC 3339.
+    pub fn now(&self) -> String {
+        self.clock.rfc3339()
     }
 
     /// Current global resourceVersion.

@@ -133,7 +133,7 @@ pub fn create(
         meta_remove(&mut body, f);
     }
     body["metadata"]["uid"] = json!(meta::uid());
-    body["metadata"]["creationTimestamp"] = json!(meta::now());
+    body["metadata"]["creationTimestamp"] = json!(st.now());
     if res.generation {
         body["metadata"]["generation"] = json!(1);
     }

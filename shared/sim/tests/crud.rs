@@ -280,3 +280,64 @@ async fn pagination_over_ten_thousand_pods() {
     );
     assert_eq!((e.code, e.reason.as_str()), (410, "Expired"));
 }
+
+#[tokio::test]
+async fn continued_lists_show_the_first_pages_snapshot() {
+    let (_sim, client) = start().await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    for i in 0..8 {
+        pods.create(
+            &PostParams::default(),
+            &pod(&format!("p{i}"), "n1", json!({"v": "old"})),
+        )
+        .await
+        .unwrap();
+    }
+    let first = pods.list(&ListParams::default().limit(3)).await.unwrap();
+    let names = |l: &kube::core::ObjectList<Pod>| -> Vec<String> {
+        l.items
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap())
+            .collect()
+    };
+    assert_eq!(names(&first), ["p0", "p1", "p2"]);
+    // Changes after the first page: a relabel, a delete, a create and a late delete of a
+    // pod already listed.
+    let mut p4 = pods.get("p4").await.unwrap();
+    p4.metadata.labels = Some([("v".to_string(), "new".to_string())].into());
+    pods.replace("p4", &PostParams::default(), &p4)
+        .await
+        .unwrap();
+    pods.delete("p5", &Default::default()).await.unwrap();
+    pods.create(
+        &PostParams::default(),
+        &pod("p3a", "n1", json!({"v": "new"})),
+    )
+    .await
+    .unwrap();
+    let token = first.metadata.continue_.clone().unwrap();
+    let rest = pods
+        .list(&ListParams::default().limit(100).continue_token(&token))
+        .await
+        .unwrap();
+    assert_eq!(
+        names(&rest),
+        ["p3", "p4", "p5", "p6", "p7"],
+        "as of the first page"
+    );
+    let p4_then = rest
+        .items
+        .iter()
+        .find(|p| p.metadata.name.as_deref() == Some("p4"))
+        .unwrap();
+    assert_eq!(p4_then.metadata.labels.as_ref().unwrap()["v"], "old");
+    assert_eq!(
+        rest.metadata.resource_version,
+        first.metadata.resource_version
+    );
+    let fresh = pods.list(&ListParams::default()).await.unwrap();
+    assert_eq!(
+        names(&fresh),
+        ["p0", "p1", "p2", "p3", "p3a", "p4", "p6", "p7"]
+    );
+}
