@@ -1,4 +1,5 @@
 //! Admission webhooks: mutation by JSONPatch, denial, rules, failure policy, and the clock.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 mod common;
 
