@@ -81,8 +81,8 @@ pub struct Incoming<'a> {
 pub enum Outcome {
     /// Proceed with the request as sent.
     Unchanged,
-    /// Store this object (a create, or an update conditional on its resourceVersion).
-    Replace(Value),
+    /// Store this object: a create, or an update conditional on its resourceVersion.
+    Replace { object: Value, create: bool },
 }
 
 fn operation(method: &Method) -> Option<&'static str> {
@@ -95,29 +95,33 @@ fn operation(method: &Method) -> Option<&'static str> {
 
 /// Runs the hooks matching `r`.
 pub async fn run(state: &State, r: &Incoming<'_>) -> Result<Outcome, ApiError> {
-    let Some(op) = operation(r.method) else {
+    if operation(r.method).is_none() {
         return Ok(Outcome::Unchanged);
-    };
+    }
     let resource = match r.sub {
         Some(s) => format!("{}/{s}", r.info.plural),
         None => r.info.plural.clone(),
     };
-    let hooks: Vec<Hook> = state
-        .hooks
-        .iter()
-        .filter(|h| {
-            h.rules.iter().any(|x| {
-                x.group == r.info.group
-                    && x.resource == resource
-                    && x.operations.iter().any(|o| o == op)
+    let matching = |op: &str| -> Vec<Hook> {
+        state
+            .hooks
+            .iter()
+            .filter(|h| {
+                h.rules.iter().any(|x| {
+                    x.group == r.info.group
+                        && x.resource == resource
+                        && x.operations.iter().any(|o| o == op)
+                })
             })
-        })
-        .cloned()
-        .collect();
-    if hooks.is_empty() {
+            .cloned()
+            .collect()
+    };
+    if matching("CREATE").is_empty() && matching("UPDATE").is_empty() {
         return Ok(Outcome::Unchanged);
     }
     let (old, mut object) = candidate(state, r)?;
+    let op = if old.is_some() { "UPDATE" } else { "CREATE" };
+    let hooks = matching(op);
     let mut mutated = false;
     for h in hooks {
         let review = review(r, op, &object, old.as_ref());
@@ -147,7 +151,10 @@ pub async fn run(state: &State, r: &Incoming<'_>) -> Result<Outcome, ApiError> {
         }
     }
     Ok(if mutated {
-        Outcome::Replace(object)
+        Outcome::Replace {
+            object,
+            create: old.is_none(),
+        }
     } else {
         Outcome::Unchanged
     })
@@ -171,12 +178,29 @@ fn candidate(state: &State, r: &Incoming<'_>) -> Result<(Option<Value>, Value), 
         }
         return Ok((None, obj));
     }
-    let old = (*read::get(&state.store(), r.info, r.ns, r.name)?).clone();
+    let stored = read::get(&state.store(), r.info, r.ns, r.name);
+    let kind = PatchKind::from_content_type(r.content_type);
+    let old = match stored {
+        Ok(o) => (*o).clone(),
+        // Server-side apply creates what does not exist yet.
+        Err(e)
+            if e.code == 404
+                && *r.method == Method::PATCH
+                && matches!(kind, Ok(PatchKind::Apply)) =>
+        {
+            let mut obj = r.body.clone();
+            if r.info.namespaced {
+                obj["metadata"]["namespace"] = json!(r.ns);
+            }
+            return Ok((None, obj));
+        }
+        Err(e) => return Err(e),
+    };
     let mut doc = old.clone();
     if *r.method == Method::PUT {
         doc = r.body.clone();
     } else {
-        match PatchKind::from_content_type(r.content_type)? {
+        match kind? {
             PatchKind::Json => patch::json_patch(&mut doc, r.body)?,
             PatchKind::Strategic => patch::strategic(&mut doc, r.body),
             PatchKind::Merge | PatchKind::Apply => patch::merge(&mut doc, r.body),

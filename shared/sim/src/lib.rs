@@ -19,6 +19,7 @@
 
 pub mod admission;
 pub mod apply;
+pub mod binding;
 pub use kerf_schema::{cel, schema};
 pub mod delete;
 pub mod diff;
@@ -39,6 +40,7 @@ pub mod state;
 pub mod store;
 pub mod tls;
 pub mod watch;
+pub mod world;
 pub mod write;
 
 pub use error::ApiError;

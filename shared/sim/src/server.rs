@@ -2,6 +2,7 @@
 //! read/write/watch/eviction logic and renders replies and Status errors.
 
 use crate::admission;
+use crate::binding;
 use crate::delete::{self, DeleteOptions};
 use crate::error::ApiError;
 use crate::managed::Writer;
@@ -77,11 +78,11 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
         Some(e) => Err(e),
         None => match axum::body::to_bytes(req.into_body(), 64 << 20).await {
             Ok(body) => match admitted(&state, &path, &method, &ct, &body).await {
-                Ok(Some((m, b))) => {
+                Ok(Some((m, mct, b))) => {
                     let r = Req {
                         method: &m,
                         q: &query,
-                        ct: "application/json",
+                        ct: mct,
                         body: &b,
                         who: &who,
                     };
@@ -126,14 +127,14 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
 }
 
 /// Runs the admission hooks for a write; `Some` is the request to run instead (the mutated
-/// object as a create or a conditional replace).
+/// object as a create, an apply that creates, or a conditional replace).
 async fn admitted(
     state: &State,
     path: &str,
     method: &Method,
     ct: &str,
     body: &[u8],
-) -> Result<Option<(Method, Vec<u8>)>, ApiError> {
+) -> Result<Option<(Method, &'static str, Vec<u8>)>, ApiError> {
     if state.hooks.is_empty() || !matches!(*method, Method::POST | Method::PUT | Method::PATCH) {
         return Ok(None);
     }
@@ -162,13 +163,13 @@ async fn admitted(
     };
     Ok(match admission::run(state, &incoming).await? {
         admission::Outcome::Unchanged => None,
-        admission::Outcome::Replace(obj) => {
-            let m = if *method == Method::POST {
-                Method::POST
-            } else {
-                Method::PUT
-            };
-            Some((m, obj.to_string().into_bytes()))
+        admission::Outcome::Replace { object, create } => {
+            let bytes = object.to_string().into_bytes();
+            Some(match (create, method.clone()) {
+                (true, Method::PATCH) => (Method::PATCH, "application/apply-patch+yaml", bytes),
+                (true, _) => (Method::POST, "application/json", bytes),
+                (false, _) => (Method::PUT, "application/json", bytes),
+            })
         }
     })
 }
@@ -270,6 +271,12 @@ fn object(
                 &parse_body(body)?,
                 graceful,
             )?;
+            return Ok(Reply::Json(201, v));
+        }
+        Some("binding")
+            if t.info.group.is_empty() && t.info.plural == "pods" && method == Method::POST =>
+        {
+            let v = binding::bind(&mut state.store(), t.info, t.ns, t.name, &parse_body(body)?)?;
             return Ok(Reply::Json(201, v));
         }
         Some(_) => return Err(ApiError::no_route()),

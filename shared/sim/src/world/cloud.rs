@@ -1,0 +1,318 @@
+//! A simulated EC2: instances with ids, types, zones, tags and states; a boot delay; capacity
+//! errors injectable per offering; ClientToken idempotency (one instance per NodeClaim UID);
+//! failures injectable per call; call counts and the time of every launch call. Instance
+//! types and prices come from the bundled catalog of the region, adjusted per EC2NodeClass.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use jiff::{SignedDuration, Timestamp};
+use kerf_api::v1::EC2NodeClass;
+use kerf_catalog::unavailable::OfferingKey;
+use kerf_catalog::{CapacityType, Catalog};
+use kerf_control::ports::cloud::{NodeTaint, provider_id};
+use kerf_control::ports::{Clock, Cloud, CloudError, Instance, LaunchRequest, Launched};
+
+/// One simulated instance and what it was launched with.
+#[derive(Debug, Clone)]
+pub struct SimInstance {
+    pub info: Instance,
+    pub running_at: Timestamp,
+    /// Labels and taints the node registers with (the user data's kubelet flags).
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<NodeTaint>,
+    pub node_class: String,
+    /// The instance type's labels, capacity and allocatable (what its kubelet reports).
+    pub type_labels: BTreeMap<String, String>,
+    pub capacity: BTreeMap<String, String>,
+    pub allocatable: BTreeMap<String, String>,
+}
+
+/// A recorded launch call.
+#[derive(Debug, Clone)]
+pub struct FleetCall {
+    /// Wall-clock time of the call (for latency measurements).
+    pub at: Instant,
+    pub node_claim: String,
+    pub options: usize,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    instances: BTreeMap<String, SimInstance>,
+    tokens: BTreeMap<String, String>,
+    next: u64,
+    no_capacity: BTreeSet<OfferingKey>,
+    calls: BTreeMap<&'static str, usize>,
+    fleet_calls: Vec<FleetCall>,
+    faults: Vec<(&'static str, CloudError, usize)>,
+}
+
+/// The simulated cloud; clones share it.
+#[derive(Clone)]
+pub struct SimCloud {
+    region: String,
+    clock: Arc<dyn Clock>,
+    boot_delay: SignedDuration,
+    state: Arc<Mutex<State>>,
+    catalogs: Arc<Mutex<BTreeMap<String, Arc<Catalog>>>>,
+}
+
+impl std::fmt::Debug for SimCloud {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimCloud")
+            .field("region", &self.region)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SimCloud {
+    /// A cloud in `region` whose instances boot in `boot_delay`.
+    pub fn new(region: &str, clock: Arc<dyn Clock>, boot_delay: SignedDuration) -> Self {
+        SimCloud {
+            region: region.into(),
+            clock,
+            boot_delay,
+            state: Arc::default(),
+            catalogs: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn call(&self, op: &'static str) -> Result<(), CloudError> {
+        let mut s = self.lock();
+        *s.calls.entry(op).or_default() += 1;
+        let i = s.faults.iter().position(|(o, _, _)| *o == op);
+        if let Some(i) = i {
+            let err = s.faults[i].1.clone();
+            s.faults[i].2 -= 1;
+            if s.faults[i].2 == 0 {
+                s.faults.remove(i);
+            }
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    /// Makes an offering fail for capacity until [`SimCloud::restore_capacity`].
+    pub fn remove_capacity(&self, key: OfferingKey) {
+        self.lock().no_capacity.insert(key);
+    }
+
+    /// Gives an offering its capacity back.
+    pub fn restore_capacity(&self, key: &OfferingKey) {
+        self.lock().no_capacity.remove(key);
+    }
+
+    /// Fails the next `times` calls of `op` (`CreateFleet`, `DescribeInstances`,
+    /// `TerminateInstances`, `DescribeInstanceTypes`) with `err`.
+    pub fn fail(&self, op: &'static str, err: CloudError, times: usize) {
+        self.lock().faults.push((op, err, times));
+    }
+
+    /// How many times `op` was called.
+    pub fn calls(&self, op: &str) -> usize {
+        self.lock().calls.get(op).copied().unwrap_or(0)
+    }
+
+    /// Every launch call so far.
+    pub fn fleet_calls(&self) -> Vec<FleetCall> {
+        self.lock().fleet_calls.clone()
+    }
+
+    /// Every instance ever launched (terminated ones included), with its current state.
+    pub fn instances(&self) -> Vec<SimInstance> {
+        let now = self.clock.now();
+        self.lock().instances.values().map(|i| at(i, now)).collect()
+    }
+
+    /// Starts an instance outside any NodeClaim (an orphan, for tests).
+    pub fn start_stray(
+        &self,
+        instance_type: &str,
+        zone: &str,
+        tags: BTreeMap<String, String>,
+    ) -> String {
+        let now = self.clock.now();
+        let mut s = self.lock();
+        let id = next_id(&mut s);
+        let info = Instance {
+            id: id.clone(),
+            provider_id: provider_id(zone, &id),
+            instance_type: instance_type.into(),
+            zone: zone.into(),
+            state: "pending".into(),
+            capacity_type: CapacityType::OnDemand,
+            launch_time: Some(now),
+            image_id: Some("ami-sim".into()),
+            tags,
+        };
+        s.instances.insert(
+            id.clone(),
+            SimInstance {
+                info,
+                running_at: now + self.boot_delay,
+                labels: BTreeMap::new(),
+                taints: Vec::new(),
+                node_class: String::new(),
+                type_labels: BTreeMap::new(),
+                capacity: BTreeMap::new(),
+                allocatable: BTreeMap::new(),
+            },
+        );
+        id
+    }
+
+    /// The catalog for a node class (cached per class settings).
+    pub fn catalog_for(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
+        let settings = kerf_convert::cluster::settings(class)
+            .map_err(|e| CloudError::NodeClassNotReady(e.to_string()))?;
+        let key = format!("{settings:?}");
+        let mut cache = self.catalogs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache.get(&key) {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(
+            kerf_catalog::bundled(&self.region, &settings)
+                .map_err(|e| CloudError::InvalidRequest(e.to_string()))?,
+        );
+        cache.insert(key, c.clone());
+        Ok(c)
+    }
+
+    fn launch_now(&self, req: &LaunchRequest) -> Result<Launched, CloudError> {
+        let now = self.clock.now();
+        let catalog = self.catalog_for(&req.node_class)?;
+        let mut s = self.lock();
+        s.fleet_calls.push(FleetCall {
+            at: Instant::now(),
+            node_claim: req.node_claim.clone(),
+            options: req.options.len(),
+        });
+        if let Some(id) = s.tokens.get(&req.node_claim_uid).cloned()
+            && let Some(i) = s.instances.get(&id)
+        {
+            return Ok(launched(i, Vec::new()));
+        }
+        let mut unavailable = Vec::new();
+        for o in &req.options {
+            let key = OfferingKey::new(req.capacity_type, &o.instance_type, &o.zone);
+            if s.no_capacity.contains(&key) {
+                unavailable.push(key);
+                continue;
+            }
+            let id = next_id(&mut s);
+            let mut tags = req.node_class.spec.tags.clone();
+            tags.insert("karpenter.sh/nodepool".into(), req.node_pool.clone());
+            tags.insert("karpenter.sh/nodeclaim".into(), req.node_claim.clone());
+            tags.insert(
+                "karpenter.k8s.aws/ec2nodeclass".into(),
+                req.node_class.metadata.name.clone().unwrap_or_default(),
+            );
+            let info = Instance {
+                id: id.clone(),
+                provider_id: provider_id(&o.zone, &id),
+                instance_type: o.instance_type.clone(),
+                zone: o.zone.clone(),
+                state: "pending".into(),
+                capacity_type: req.capacity_type,
+                launch_time: Some(now),
+                image_id: Some("ami-sim".into()),
+                tags,
+            };
+            let it = catalog
+                .instance_types
+                .iter()
+                .find(|t| t.name == o.instance_type);
+            let inst = SimInstance {
+                info,
+                running_at: now + self.boot_delay,
+                labels: req.labels.clone(),
+                taints: req.taints.clone(),
+                node_class: req.node_class.metadata.name.clone().unwrap_or_default(),
+                type_labels: it.map(|t| t.labels.clone()).unwrap_or_default(),
+                capacity: it.map(|t| t.capacity.to_strings()).unwrap_or_default(),
+                allocatable: it.map(|t| t.allocatable.to_strings()).unwrap_or_default(),
+            };
+            let out = launched(&inst, unavailable);
+            s.tokens.insert(req.node_claim_uid.clone(), id.clone());
+            s.instances.insert(id, inst);
+            return Ok(out);
+        }
+        Err(CloudError::NoCapacity(unavailable))
+    }
+}
+
+fn next_id(s: &mut State) -> String {
+    s.next += 1;
+    format!("i-{:017x}", 0x0a5e_0000_0000 + s.next)
+}
+
+fn at(i: &SimInstance, now: Timestamp) -> SimInstance {
+    let mut i = i.clone();
+    if i.info.state == "pending" && now >= i.running_at {
+        i.info.state = "running".into();
+    }
+    i
+}
+
+fn launched(i: &SimInstance, unavailable: Vec<OfferingKey>) -> Launched {
+    Launched {
+        instance_id: i.info.id.clone(),
+        provider_id: i.info.provider_id.clone(),
+        instance_type: i.info.instance_type.clone(),
+        zone: i.info.zone.clone(),
+        capacity_type: i.info.capacity_type,
+        image_id: i.info.image_id.clone(),
+        unavailable,
+    }
+}
+
+impl Cloud for SimCloud {
+    async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
+        self.call("DescribeInstanceTypes")?;
+        self.catalog_for(class)
+    }
+
+    async fn launch(&self, req: &LaunchRequest) -> Result<Launched, CloudError> {
+        self.call("CreateFleet")?;
+        self.launch_now(req)
+    }
+
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Instance>, CloudError> {
+        self.call("DescribeInstances")?;
+        let now = self.clock.now();
+        let s = self.lock();
+        Ok(ids
+            .iter()
+            .filter_map(|id| s.instances.get(id))
+            .map(|i| at(i, now).info)
+            .collect())
+    }
+
+    async fn list(&self) -> Result<Vec<Instance>, CloudError> {
+        self.call("DescribeInstances")?;
+        let now = self.clock.now();
+        let s = self.lock();
+        Ok(s.instances
+            .values()
+            .map(|i| at(i, now).info)
+            .filter(|i| i.state != "terminated")
+            .collect())
+    }
+
+    async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
+        self.call("TerminateInstances")?;
+        let mut s = self.lock();
+        for id in ids {
+            if let Some(i) = s.instances.get_mut(id) {
+                i.info.state = "terminated".into();
+            }
+        }
+        Ok(())
+    }
+}

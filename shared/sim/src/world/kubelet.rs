@@ -1,0 +1,280 @@
+//! A simulated kubelet for every running instance: it registers its Node through the API
+//! server (so admission webhooks see the CREATE, as with a real kubelet), with the
+//! instance type's labels and resources, the labels and taints of the launch and
+//! `karpenter.sh/unregistered:NoExecute`; turns Ready after a delay; lets a DaemonSet agent
+//! remove the startup taints a while later; runs the pods bound to it; reports NotReady
+//! once its instance is gone. Pods bound to a Node that no longer exists are deleted (the
+//! pod garbage collector's job).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kerf_api::v1::NodeClaim;
+use kerf_control::ports::Clock;
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+use super::cloud::{SimCloud, SimInstance};
+
+/// What a kubelet step did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct KubeletReport {
+    pub registered: Vec<String>,
+    pub ready: Vec<String>,
+    pub pods_started: usize,
+}
+
+/// The kubelets of all instances.
+#[derive(Clone)]
+pub struct Kubelet {
+    client: Client,
+    cloud: SimCloud,
+    clock: Arc<dyn Clock>,
+    /// From instance running to Node Ready.
+    pub ready_delay: SignedDuration,
+    /// From Node Ready to its startup taints removed.
+    pub startup_taint_delay: SignedDuration,
+}
+
+impl std::fmt::Debug for Kubelet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kubelet")
+            .field("ready_delay", &self.ready_delay)
+            .finish_non_exhaustive()
+    }
+}
+
+fn ready(n: &Node) -> Option<(bool, Timestamp)> {
+    let c = n
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "Ready")?;
+    Some((
+        c.status == "True",
+        c.last_transition_time
+            .as_ref()
+            .map(|t| t.0)
+            .unwrap_or_default(),
+    ))
+}
+
+fn pid(n: &Node) -> &str {
+    n.spec
+        .as_ref()
+        .and_then(|s| s.provider_id.as_deref())
+        .unwrap_or_default()
+}
+
+fn node_name(i: &SimInstance) -> String {
+    let n =
+        u64::from_str_radix(i.info.id.trim_start_matches("i-"), 16).unwrap_or_default() & 0xffff;
+    let region = i
+        .info
+        .zone
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    format!("ip-10-0-{}-{}.{region}.compute.internal", n / 256, n % 256)
+}
+
+impl Kubelet {
+    pub fn new(client: Client, cloud: SimCloud, clock: Arc<dyn Clock>) -> Self {
+        Kubelet {
+            client,
+            cloud,
+            clock,
+            ready_delay: SignedDuration::from_secs(20),
+            startup_taint_delay: SignedDuration::from_secs(5),
+        }
+    }
+
+    /// One round of every kubelet.
+    pub async fn step(&self) -> Result<KubeletReport, kube::Error> {
+        let now = self.clock.now();
+        let mut out = KubeletReport::default();
+        let nodes_api: Api<Node> = Api::all(self.client.clone());
+        let nodes = nodes_api.list(&ListParams::default()).await?.items;
+        let instances = self.cloud.instances();
+        for i in instances.iter().filter(|i| i.info.state == "running") {
+            if !nodes.iter().any(|n| pid(n) == i.info.provider_id) {
+                let n = nodes_api
+                    .create(&PostParams::default(), &node_for(i, now))
+                    .await?;
+                out.registered.push(n.metadata.name.unwrap_or_default());
+            }
+        }
+        let claims: Vec<NodeClaim> = Api::<NodeClaim>::all(self.client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items;
+        for n in &nodes {
+            let name = n.metadata.name.clone().unwrap_or_default();
+            let inst = instances.iter().find(|i| i.info.provider_id == pid(n));
+            let alive = inst.is_some_and(|i| i.info.state == "running");
+            match (ready(n), inst) {
+                (Some((false, _)), Some(i)) if alive && now >= i.running_at + self.ready_delay => {
+                    set_ready(&nodes_api, &name, "True", now).await?;
+                    out.ready.push(name.clone());
+                }
+                (Some((true, since)), _) if alive && now >= since + self.startup_taint_delay => {
+                    self.remove_startup_taints(&nodes_api, n, &claims).await?;
+                }
+                (Some((true, _)), _) if !alive => {
+                    set_ready(&nodes_api, &name, "Unknown", now).await?
+                }
+                _ => {}
+            }
+        }
+        out.pods_started = self.run_pods(&nodes, &instances, now).await?;
+        Ok(out)
+    }
+
+    async fn remove_startup_taints(
+        &self,
+        api: &Api<Node>,
+        n: &Node,
+        claims: &[NodeClaim],
+    ) -> Result<(), kube::Error> {
+        let Some(claim) = claims
+            .iter()
+            .find(|c| c.status.as_ref().and_then(|s| s.provider_id.as_deref()) == Some(pid(n)))
+        else {
+            return Ok(());
+        };
+        let taints = n
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.clone())
+            .unwrap_or_default();
+        let kept: Vec<_> = taints
+            .iter()
+            .filter(|t| !claim.spec.startup_taints.iter().any(|s| s.key == t.key))
+            .cloned()
+            .collect();
+        if kept.len() != taints.len() {
+            let name = n.metadata.name.clone().unwrap_or_default();
+            let mut node = api.get(&name).await?;
+            if let Some(spec) = node.spec.as_mut() {
+                spec.taints = Some(kept);
+            }
+            api.replace(&name, &PostParams::default(), &node).await?;
+        }
+        Ok(())
+    }
+
+    /// Starts pods bound to Ready nodes; deletes pods bound to Nodes that are gone.
+    async fn run_pods(
+        &self,
+        nodes: &[Node],
+        instances: &[SimInstance],
+        now: Timestamp,
+    ) -> Result<usize, kube::Error> {
+        let pods: Api<Pod> = Api::all(self.client.clone());
+        let mut started = 0;
+        for p in pods.list(&ListParams::default()).await?.items {
+            let Some(node) = p.spec.as_ref().and_then(|s| s.node_name.clone()) else {
+                continue;
+            };
+            let ns = p.metadata.namespace.clone().unwrap_or_default();
+            let name = p.metadata.name.clone().unwrap_or_default();
+            let api: Api<Pod> = Api::namespaced(self.client.clone(), &ns);
+            let Some(n) = nodes
+                .iter()
+                .find(|n| n.metadata.name.as_deref() == Some(&node))
+            else {
+                if p.metadata.deletion_timestamp.is_none() {
+                    let _ = api.delete(&name, &DeleteParams::default()).await;
+                }
+                continue;
+            };
+            let running = instances
+                .iter()
+                .any(|i| i.info.provider_id == pid(n) && i.info.state == "running");
+            let phase = p
+                .status
+                .as_ref()
+                .and_then(|s| s.phase.as_deref())
+                .unwrap_or("Pending");
+            if running && ready(n).is_some_and(|(r, _)| r) && phase == "Pending" {
+                let t = crate::world::rfc3339(now);
+                let mut conds: Vec<Value> = p
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_ref())
+                    .map(|cs| {
+                        cs.iter()
+                            .filter_map(|c| serde_json::to_value(c).ok())
+                            .filter(|c| c["type"] != "Ready")
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                conds.push(json!({"type": "Ready", "status": "True", "lastTransitionTime": t}));
+                let patch =
+                    json!({"status": {"phase": "Running", "startTime": t, "conditions": conds}});
+                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await?;
+                started += 1;
+            }
+        }
+        Ok(started)
+    }
+}
+
+async fn set_ready(
+    api: &Api<Node>,
+    name: &str,
+    status: &str,
+    now: Timestamp,
+) -> Result<(), kube::Error> {
+    let reason = match status {
+        "True" => "KubeletReady",
+        "Unknown" => "NodeStatusUnknown",
+        _ => "KubeletNotReady",
+    };
+    let patch = json!({"status": {"conditions": [{"type": "Ready", "status": status, "reason": reason,
+        "lastTransitionTime": crate::world::rfc3339(now), "lastHeartbeatTime": crate::world::rfc3339(now)}]}});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
+}
+
+/// The Node a kubelet registers for instance `i`.
+fn node_for(i: &SimInstance, now: Timestamp) -> Node {
+    let name = node_name(i);
+    let mut labels: BTreeMap<String, String> = i.type_labels.clone();
+    labels.extend(i.labels.clone());
+    let region = i
+        .info
+        .zone
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+        .to_string();
+    labels.insert("kubernetes.io/hostname".into(), name.clone());
+    labels.insert("topology.kubernetes.io/zone".into(), i.info.zone.clone());
+    labels.insert("topology.kubernetes.io/region".into(), region);
+    labels.insert(
+        "node.kubernetes.io/instance-type".into(),
+        i.info.instance_type.clone(),
+    );
+    labels.insert(
+        "karpenter.sh/capacity-type".into(),
+        i.info.capacity_type.as_str().into(),
+    );
+    let mut taints: Vec<Value> = i
+        .taints
+        .iter()
+        .map(|t| json!({"key": t.key, "value": t.value, "effect": t.effect}))
+        .collect();
+    taints.push(json!({"key": "karpenter.sh/unregistered", "effect": "NoExecute"}));
+    let t = crate::world::rfc3339(now);
+    let v = json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"providerID": i.info.provider_id, "taints": taints},
+        "status": {"capacity": i.capacity, "allocatable": i.allocatable,
+            "conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+                "lastTransitionTime": t, "lastHeartbeatTime": t}]}});
+    serde_json::from_value(v).unwrap_or_default()
+}

@@ -1,0 +1,240 @@
+//! A whole simulated cluster in one process: the in-process API server with Kerf's webhook
+//! registered as its admission webhook, a simulated EC2, kubelets, kube-scheduler, a
+//! Deployment controller, the provisioning queue and the event bus, all on one simulated
+//! clock — and Kerf's real handlers (the code the Lambda functions run) driving it.
+//!
+//! [`World::tick`] advances time by one step: workloads reconcile, the scheduler binds or
+//! marks pods unschedulable (which queues provisioning hints through the webhook), queued
+//! hints are delivered to the provisioner after the batching window, kubelets register and
+//! become Ready, and every minute the scheduled sweep runs. An hour of cluster life runs in
+//! well under a second of wall time.
+
+pub mod cloud;
+pub mod kubelet;
+pub mod queue;
+pub mod scheduler;
+mod wiring;
+pub mod workloads;
+
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+use kerf_control::ctx::Ctx;
+use kerf_control::log::MemorySink;
+use kerf_control::ports::{Clock, ManualClock};
+use kerf_kube::KubeCluster;
+use kube::Client;
+use serde_json::Value;
+
+pub use cloud::SimCloud;
+pub use kubelet::Kubelet;
+pub use queue::{SimPublisher, SimQueue};
+pub use scheduler::Scheduler;
+
+use crate::{Sim, SimError};
+
+/// The context the simulated functions run with.
+pub type SimCtx = Ctx<KubeCluster, SimCloud, SimPublisher>;
+
+/// RFC 3339 with second precision.
+pub fn rfc3339(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// How the world behaves.
+#[derive(Debug, Clone)]
+pub struct WorldOptions {
+    pub cluster_name: String,
+    pub region: String,
+    pub start: Timestamp,
+    /// Simulated time per [`World::tick`].
+    pub tick: SignedDuration,
+    /// From launch to instance running.
+    pub boot_delay: SignedDuration,
+    /// From instance running to Node Ready.
+    pub ready_delay: SignedDuration,
+    /// How long the first queued hint waits before a batch is delivered.
+    pub batch_window: SignedDuration,
+    /// Period of the scheduled sweep.
+    pub sweep_every: SignedDuration,
+    /// Queue visibility timeout (a failed message's redelivery delay).
+    pub visibility: SignedDuration,
+    /// Secret path segment of the webhook URL.
+    pub webhook_secret: String,
+}
+
+impl Default for WorldOptions {
+    fn default() -> Self {
+        WorldOptions {
+            cluster_name: "kerf-sim".into(),
+            region: "us-west-2".into(),
+            start: Timestamp::constant(1_798_761_600, 0),
+            tick: SignedDuration::from_secs(1),
+            boot_delay: SignedDuration::from_secs(30),
+            ready_delay: SignedDuration::from_secs(20),
+            batch_window: SignedDuration::from_secs(1),
+            sweep_every: SignedDuration::from_mins(1),
+            visibility: SignedDuration::from_secs(30),
+            webhook_secret: "sim-webhook-secret".into(),
+        }
+    }
+}
+
+/// Failures driving the world.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    #[error("sim: {0}")]
+    Sim(#[from] SimError),
+    #[error("kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("manifest: {0}")]
+    Manifest(String),
+}
+
+/// What one tick did.
+#[derive(Debug, Default, Clone)]
+pub struct TickReport {
+    pub scheduler: scheduler::ScheduleReport,
+    pub kubelet: kubelet::KubeletReport,
+    pub workloads: workloads::WorkloadReport,
+    /// Provisioner responses this tick (SQS batches and sweeps).
+    pub invocations: Vec<Value>,
+}
+
+/// The simulated cluster and Kerf running against it.
+pub struct World {
+    pub sim: Sim,
+    pub client: Client,
+    pub clock: ManualClock,
+    pub cloud: SimCloud,
+    pub queue: SimQueue,
+    pub publisher: SimPublisher,
+    pub logs: Arc<MemorySink>,
+    /// The provisioner function's context.
+    pub provisioner: Arc<SimCtx>,
+    /// The webhook function's context.
+    pub webhook: Arc<SimCtx>,
+    pub kubelet: Kubelet,
+    pub scheduler: Scheduler,
+    pub options: WorldOptions,
+    next_sweep: Timestamp,
+    invocation: u64,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("now", &self.clock.now())
+            .finish_non_exhaustive()
+    }
+}
+
+impl World {
+    /// Starts the API server (with Kerf's webhook) and every simulated component.
+    pub async fn start(options: WorldOptions) -> Result<World, WorldError> {
+        wiring::start(options).await
+    }
+
+    /// The simulated time.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// Creates or replaces the objects of a YAML or JSON manifest (several documents).
+    pub async fn apply(&self, manifest: &str) -> Result<Vec<String>, WorldError> {
+        wiring::apply(&self.client, manifest).await
+    }
+
+    /// Advances time by one tick and lets every component act once.
+    pub async fn tick(&mut self) -> Result<TickReport, WorldError> {
+        self.clock.advance(self.options.tick);
+        let mut r = TickReport {
+            workloads: workloads::step(&self.client).await?,
+            scheduler: self.scheduler.step().await?,
+            ..TickReport::default()
+        };
+        if let Some(oldest) = self.queue.oldest_visible()
+            && self.now() >= oldest + self.options.batch_window
+        {
+            r.invocations.push(self.deliver().await);
+        }
+        r.kubelet = self.kubelet.step().await?;
+        if self.now() >= self.next_sweep {
+            self.next_sweep = self.now() + self.options.sweep_every;
+            r.invocations.push(self.sweep().await);
+        }
+        Ok(r)
+    }
+
+    /// Ticks for `d` of simulated time.
+    pub async fn run_for(&mut self, d: SignedDuration) -> Result<(), WorldError> {
+        let end = self.now() + d;
+        while self.now() < end {
+            self.tick().await?;
+        }
+        Ok(())
+    }
+
+    /// Ticks until `done` holds (checked after each tick) or `max` passes; returns whether
+    /// it held.
+    pub async fn run_until<F, Fut>(
+        &mut self,
+        max: SignedDuration,
+        mut done: F,
+    ) -> Result<bool, WorldError>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        let end = self.now() + max;
+        while self.now() < end {
+            self.tick().await?;
+            if done(self.client.clone()).await {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn holder(&mut self) -> String {
+        self.invocation += 1;
+        format!("provisioner-{}", self.invocation)
+    }
+
+    /// Delivers every visible queued message to the provisioner as one SQS batch; returns
+    /// its response (failed messages come back after the visibility timeout).
+    pub async fn deliver(&mut self) -> Value {
+        let messages = self.queue.receive(10_000);
+        let event = SimQueue::event(&messages);
+        let holder = self.holder();
+        let resp = kerf_control::handlers::provisioner::handle(
+            &self.provisioner,
+            &self.queue,
+            &holder,
+            &event,
+        )
+        .await;
+        let failed: Vec<&str> = resp["batchItemFailures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["itemIdentifier"].as_str())
+            .collect();
+        for m in &messages {
+            if !failed.contains(&m.id.as_str()) {
+                self.queue.delete(&m.id);
+            }
+        }
+        resp
+    }
+
+    /// Runs the provisioner's scheduled sweep now.
+    pub async fn sweep(&mut self) -> Value {
+        let event = serde_json::json!({"version": "0", "id": format!("sweep-{}", self.invocation),
+            "detail-type": "Scheduled Event", "source": "aws.events", "time": rfc3339(self.now()),
+            "region": self.options.region, "resources": [], "detail": {}});
+        let holder = self.holder();
+        kerf_control::handlers::provisioner::handle(&self.provisioner, &self.queue, &holder, &event)
+            .await
+    }
+}

@@ -1,0 +1,144 @@
+//! A simulated kube-scheduler: every pending pod is bound where it fits among Ready nodes
+//! (through the `pods/binding` subresource), and a pod that fits nowhere is marked
+//! `PodScheduled=False/Unschedulable` with a `pods/status` update — the update that
+//! triggers provisioning through the admission webhook, as in a real cluster.
+//!
+//! Placement is the engine's own simulation of kube-scheduler over existing nodes
+//! (resources, selectors, affinity, taints, topology spread), with no NodePool to launch
+//! from; every node counts as initialized, so every taint is honoured.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kerf_control::ports::Clock;
+use kube::Client;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+/// What a scheduling round did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ScheduleReport {
+    pub bound: usize,
+    pub marked_unschedulable: usize,
+    pub pending: usize,
+}
+
+/// The scheduler.
+#[derive(Clone)]
+pub struct Scheduler {
+    client: Client,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler").finish_non_exhaustive()
+    }
+}
+
+fn node_ready(n: &Node) -> bool {
+    n.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+fn unschedulable_marked(p: &Pod) -> bool {
+    p.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c.type_ == "PodScheduled" && c.reason.as_deref() == Some("Unschedulable"))
+        })
+}
+
+impl Scheduler {
+    pub fn new(client: Client, clock: Arc<dyn Clock>) -> Self {
+        Scheduler { client, clock }
+    }
+
+    /// One scheduling round over every pending pod.
+    pub async fn step(&self) -> Result<ScheduleReport, kube::Error> {
+        let pods: Vec<Pod> = Api::<Pod>::all(self.client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items;
+        let nodes: Vec<Node> = Api::<Node>::all(self.client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items;
+        let ds = Api::<k8s_openapi::api::apps::v1::DaemonSet>::all(self.client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items;
+        let mut snap = kerf_engine::Snapshot {
+            now: self.clock.now().as_second(),
+            ..Default::default()
+        };
+        for n in nodes
+            .iter()
+            .filter(|n| node_ready(n) && n.metadata.deletion_timestamp.is_none())
+        {
+            if let Ok(mut x) = kerf_convert::cluster::node(n) {
+                x.labels
+                    .insert("karpenter.sh/initialized".into(), "true".into());
+                snap.nodes.push(x);
+            }
+        }
+        snap.pods = pods
+            .iter()
+            .filter_map(|p| kerf_convert::pod::pod(p).ok())
+            .collect();
+        snap.daemon_sets = ds
+            .iter()
+            .filter_map(|d| kerf_convert::cluster::daemon_set(d).ok())
+            .collect();
+        let opts = kerf_engine::Options {
+            optimize_cost: false,
+            ..Default::default()
+        };
+        let plan = kerf_engine::provision(&snap, &opts);
+        let mut out = ScheduleReport {
+            pending: plan.summary.pending_pods,
+            ..Default::default()
+        };
+        for nm in &plan.nominations {
+            let (ns, name) = nm.pod.split_once('/').unwrap_or(("default", &nm.pod));
+            let api: Api<Pod> = Api::namespaced(self.client.clone(), ns);
+            let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": nm.node}});
+            let r: Result<kube::core::Status, _> = api
+                .create_subresource("binding", name, &PostParams::default(), &binding)
+                .await;
+            if r.is_ok() {
+                out.bound += 1;
+            }
+        }
+        let now = crate::world::rfc3339(self.clock.now());
+        let total = snap.nodes.len();
+        for u in &plan.unschedulable {
+            let Some(p) = pods.iter().find(|p| {
+                format!(
+                    "{}/{}",
+                    p.metadata.namespace.as_deref().unwrap_or_default(),
+                    p.metadata.name.as_deref().unwrap_or_default()
+                ) == u.pod
+            }) else {
+                continue;
+            };
+            if unschedulable_marked(p) || p.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
+            let (ns, name) = u.pod.split_once('/').unwrap_or(("default", &u.pod));
+            let api: Api<Pod> = Api::namespaced(self.client.clone(), ns);
+            let patch = json!({"status": {"conditions": [{"type": "PodScheduled", "status": "False",
+                "reason": "Unschedulable", "lastTransitionTime": now,
+                "message": format!("0/{total} nodes are available: {}", u.reason)}]}});
+            api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+            out.marked_unschedulable += 1;
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,208 @@
+//! Building a [`World`]: the API server with Kerf's webhook as its admission webhook (called
+//! through the webhook function's HTTP handler, secret path included), the functions'
+//! contexts, and applying manifests with server-side apply, as `kubectl apply
+//! --server-side` does.
+
+use std::sync::{Arc, OnceLock};
+
+use kerf_control::ctx::{Ctx, Settings};
+use kerf_control::log::{Level, Logger, MemorySink};
+use kerf_control::ports::{Clock, ManualClock};
+use kerf_kube::KubeCluster;
+use kube::Client;
+use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use serde_json::{Value, json};
+
+use super::{
+    Kubelet, Scheduler, SimCloud, SimCtx, SimPublisher, SimQueue, World, WorldError, WorldOptions,
+};
+use crate::admission::{Hook, HookFuture, Rule};
+use crate::store::SimClock;
+use crate::{Sim, SimOptions};
+
+/// Namespace of Kerf's own objects in the simulated cluster.
+pub const KERF_NAMESPACE: &str = "kerf";
+
+type Slot = Arc<OnceLock<(Arc<SimCtx>, SimQueue, String)>>;
+
+/// A Function URL event (payload v2) carrying `review` to the webhook.
+pub fn function_url_event(secret: &str, review: &Value) -> Value {
+    json!({"version": "2.0", "routeKey": "$default", "rawPath": format!("/{secret}/admit"),
+        "rawQueryString": "", "headers": {"content-type": "application/json"},
+        "requestContext": {"http": {"method": "POST", "path": format!("/{secret}/admit"),
+            "sourceIp": "127.0.0.1"}},
+        "body": review.to_string(), "isBase64Encoded": false})
+}
+
+fn hook(name: &str, rules: Vec<Rule>, fail_open: bool, slot: Slot) -> Hook {
+    Hook {
+        name: name.into(),
+        rules,
+        fail_open,
+        call: Arc::new(move |review: Value| -> HookFuture {
+            let slot = slot.clone();
+            Box::pin(async move {
+                let (ctx, queue, secret) = slot.get().ok_or("webhook not started")?;
+                let event = function_url_event(secret, &review);
+                let r = kerf_control::handlers::webhook::handle(ctx, queue, secret, &event).await;
+                if r.status == 200 {
+                    Ok(r.body)
+                } else {
+                    Err(format!("HTTP {}: {}", r.status, r.body))
+                }
+            })
+        }),
+    }
+}
+
+fn ctx(
+    client: &Client,
+    cloud: &SimCloud,
+    publisher: &SimPublisher,
+    clock: &Arc<dyn Clock>,
+    logs: &Arc<MemorySink>,
+    name: &str,
+) -> SimCtx {
+    Ctx {
+        cluster: KubeCluster::new(client.clone(), KERF_NAMESPACE),
+        cloud: cloud.clone(),
+        publisher: publisher.clone(),
+        clock: clock.clone(),
+        log: Logger::new(logs.clone(), clock.clone(), Level::Info),
+        metrics: Arc::default(),
+        settings: Settings::new(name, KERF_NAMESPACE),
+    }
+}
+
+pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
+    let clock = ManualClock::new(options.start);
+    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    let server_clock = clock.clone();
+    let slot: Slot = Arc::default();
+    let all = ["CREATE", "UPDATE"];
+    let workloads = hook(
+        "kerf-workloads.kerf.dev",
+        vec![
+            Rule::new("", "nodes", &["CREATE"]),
+            Rule::new("", "pods/status", &["UPDATE"]),
+        ],
+        true,
+        slot.clone(),
+    );
+    let crds = hook(
+        "kerf-crds.kerf.dev",
+        vec![
+            Rule::new("karpenter.sh", "nodepools", &all),
+            Rule::new("karpenter.sh", "nodeclaims", &all),
+            Rule::new("karpenter.k8s.aws", "ec2nodeclasses", &all),
+        ],
+        false,
+        slot.clone(),
+    );
+    let sim_opts = SimOptions {
+        clock: SimClock(Arc::new(move || server_clock.now())),
+        ..SimOptions::default()
+    };
+    let sim = Sim::builder()
+        .options(sim_opts)
+        .admission(workloads)
+        .admission(crds)
+        .start()
+        .await?;
+    let client = sim.client()?;
+    let cloud = SimCloud::new(&options.region, dyn_clock.clone(), options.boot_delay);
+    let queue = SimQueue::new(dyn_clock.clone(), options.visibility);
+    let publisher = SimPublisher::default();
+    let logs = Arc::new(MemorySink::default());
+    let provisioner = Arc::new(ctx(
+        &client,
+        &cloud,
+        &publisher,
+        &dyn_clock,
+        &logs,
+        &options.cluster_name,
+    ));
+    let webhook = Arc::new(ctx(
+        &client,
+        &cloud,
+        &publisher,
+        &dyn_clock,
+        &logs,
+        &options.cluster_name,
+    ));
+    // The slot was created empty just above, so this first set cannot fail.
+    let _ = slot.set((
+        webhook.clone(),
+        queue.clone(),
+        options.webhook_secret.clone(),
+    ));
+    let mut kubelet = Kubelet::new(client.clone(), cloud.clone(), dyn_clock.clone());
+    kubelet.ready_delay = options.ready_delay;
+    let scheduler = Scheduler::new(client.clone(), dyn_clock.clone());
+    let next_sweep = options.start + options.sweep_every;
+    Ok(World {
+        sim,
+        client,
+        clock,
+        cloud,
+        queue,
+        publisher,
+        logs,
+        provisioner,
+        webhook,
+        kubelet,
+        scheduler,
+        options,
+        next_sweep,
+        invocation: 0,
+    })
+}
+
+/// The documents of a YAML or JSON manifest (`kind: List` expanded).
+pub fn documents(manifest: &str) -> Result<Vec<Value>, WorldError> {
+    let mut out = Vec::new();
+    for doc in serde_yaml::Deserializer::from_str(manifest) {
+        let v: Value = serde::Deserialize::deserialize(doc)
+            .map_err(|e| WorldError::Manifest(e.to_string()))?;
+        if v.is_null() {
+            continue;
+        }
+        match v["items"].as_array() {
+            Some(items) if v["kind"].as_str().is_some_and(|k| k.ends_with("List")) => {
+                out.extend(items.iter().cloned())
+            }
+            _ => out.push(v),
+        }
+    }
+    Ok(out)
+}
+
+pub(super) async fn apply(client: &Client, manifest: &str) -> Result<Vec<String>, WorldError> {
+    let mut applied = Vec::new();
+    for doc in documents(manifest)? {
+        let api_version = doc["apiVersion"].as_str().unwrap_or_default();
+        let kind = doc["kind"].as_str().unwrap_or_default();
+        let name = doc["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if kind.is_empty() || name.is_empty() {
+            return Err(WorldError::Manifest(format!(
+                "document without kind or name: {doc}"
+            )));
+        }
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let (ar, caps) = kube::discovery::pinned_kind(client, &gvk).await?;
+        let api: Api<DynamicObject> = if caps.scope == kube::discovery::Scope::Namespaced {
+            let ns = doc["metadata"]["namespace"].as_str().unwrap_or("default");
+            Api::namespaced_with(client.clone(), ns, &ar)
+        } else {
+            Api::all_with(client.clone(), &ar)
+        };
+        let pp = PatchParams::apply("kubectl").force();
+        api.patch(&name, &pp, &Patch::Apply(&doc)).await?;
+        applied.push(format!("{kind}/{name}"));
+    }
+    Ok(applied)
+}

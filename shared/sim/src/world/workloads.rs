@@ -1,0 +1,126 @@
+//! The workload controllers a simulated cluster needs: a Deployment keeps `replicas` pods
+//! from its template (pods named `<deployment>-<hash>-<suffix>`, owned through a
+//! ReplicaSet name as in a real cluster); scaling down removes unbound pods first, then pods
+//! on the nodes crowded with the most replicas, newest first (kube-controller-manager's
+//! ranking).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use kube::Client;
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use serde_json::json;
+
+/// What a round did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WorkloadReport {
+    pub created: usize,
+    pub deleted: usize,
+}
+
+fn hash(s: &str) -> String {
+    let h = s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    (0..10)
+        .map(|i| ALPHABET[((h >> (i * 6)) % 27) as usize] as char)
+        .collect()
+}
+
+fn owned_by<'a>(pods: &'a [Pod], ns: &str, rs: &str) -> Vec<&'a Pod> {
+    pods.iter()
+        .filter(|p| {
+            p.metadata.namespace.as_deref() == Some(ns) && p.metadata.deletion_timestamp.is_none()
+        })
+        .filter(|p| {
+            p.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.kind == "ReplicaSet" && o.name == rs)
+        })
+        .collect()
+}
+
+/// One round of the Deployment controller over every Deployment.
+pub async fn step(client: &Client) -> Result<WorkloadReport, kube::Error> {
+    let deps = Api::<Deployment>::all(client.clone())
+        .list(&ListParams::default())
+        .await?
+        .items;
+    let pods = Api::<Pod>::all(client.clone())
+        .list(&ListParams::default())
+        .await?
+        .items;
+    let mut out = WorkloadReport::default();
+    for d in deps {
+        let ns = d
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into());
+        let name = d.metadata.name.clone().unwrap_or_default();
+        let spec = d.spec.clone();
+        let want = spec.replicas.unwrap_or(1).max(0) as usize;
+        let template = serde_json::to_value(&spec.template).unwrap_or_default();
+        let rs = format!("{name}-{}", hash(&template.to_string()));
+        let mine = owned_by(&pods, &ns, &rs);
+        let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
+        if mine.len() < want {
+            for _ in mine.len()..want {
+                let mut p = template.clone();
+                p["apiVersion"] = json!("v1");
+                p["kind"] = json!("Pod");
+                p["metadata"]["generateName"] = json!(format!("{rs}-"));
+                p["metadata"]["namespace"] = json!(ns);
+                p["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                    "name": rs, "uid": d.metadata.uid.clone().unwrap_or_default(), "controller": true}]);
+                if let Ok(pod) = serde_json::from_value::<Pod>(p) {
+                    api.create(&PostParams::default(), &pod).await?;
+                    out.created += 1;
+                }
+            }
+        } else if mine.len() > want {
+            for p in victims(&mine, mine.len() - want) {
+                api.delete(
+                    p.metadata.name.as_deref().unwrap_or_default(),
+                    &DeleteParams::default(),
+                )
+                .await?;
+                out.deleted += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The pods to remove when scaling down by `n`.
+fn victims<'a>(pods: &[&'a Pod], n: usize) -> Vec<&'a Pod> {
+    let node = |p: &Pod| p.spec.as_ref().and_then(|s| s.node_name.clone());
+    let mut per_node: BTreeMap<String, usize> = BTreeMap::new();
+    for p in pods {
+        if let Some(nn) = node(p) {
+            *per_node.entry(nn).or_default() += 1;
+        }
+    }
+    let mut ranked: Vec<&'a Pod> = pods.to_vec();
+    ranked.sort_by_key(|p| {
+        let crowd = node(p).map(|nn| per_node[&nn]).unwrap_or(usize::MAX);
+        let created = p
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|t| t.0.as_second())
+            .unwrap_or(0);
+        (
+            node(p).is_some(),
+            std::cmp::Reverse(crowd),
+            std::cmp::Reverse(created),
+            p.metadata.name.clone(),
+        )
+    });
+    ranked.truncate(n);
+    ranked
+}
