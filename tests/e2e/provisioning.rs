@@ -3,35 +3,302 @@
 //! hint, the provisioner creates and launches NodeClaims, kubelets register through the
 //! webhook, NodeClaims go Launched → Registered → Initialized, and the pods run.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
 use jiff::SignedDuration;
+use k8s_openapi::api::core::v1::Event;
 use kerf_e2e::world::*;
+use kube::api::{Api, ListParams};
+use serde_json::Value;
+
+fn log_with<'a>(entries: &'a [Value], message: &str) -> Vec<&'a Value> {
+    entries.iter().filter(|e| e["message"] == message).collect()
+}
 
 #[tokio::test]
-async fn inflate_gets_capacity_and_runs() {
+async fn inflate_gets_capacity_launched_registered_initialized_and_runs() {
     let mut w = getting_started().await.unwrap();
     w.apply(&inflate(5)).await.unwrap();
     let ok = w
         .run_until(SignedDuration::from_mins(5), |c| all_running(c, 5))
         .await
         .unwrap();
-    for l in w.logs.lines().iter().take(40) {
-        eprintln!("{l}");
+    assert!(ok, "pods not running: {:?}", not_running(&w.client).await);
+
+    let cs = claims(&w.client).await;
+    assert_eq!(cs.len(), 1, "5 pods of 1 vCPU fit one node");
+    let c = &cs[0];
+    let name = c.metadata.name.clone().unwrap();
+    assert!(name.starts_with("default-"));
+    for t in ["Launched", "Registered", "Initialized", "Ready"] {
+        assert!(condition(c, t), "{t} not True: {:?}", c.status);
     }
+    let keys: Vec<&str> = c.spec.requirements.iter().map(|r| r.key.as_str()).collect();
+    for k in [
+        "karpenter.sh/nodepool",
+        "kubernetes.io/arch",
+        "karpenter.sh/capacity-type",
+        "node.kubernetes.io/instance-type",
+        "karpenter.k8s.aws/instance-category",
+    ] {
+        assert!(keys.contains(&k), "requirement {k} missing from {keys:?}");
+    }
+    let options = &c
+        .spec
+        .requirements
+        .iter()
+        .find(|r| r.key == "node.kubernetes.io/instance-type")
+        .unwrap()
+        .values;
+    assert!(options.len() > 1 && options.len() <= 60, "{options:?}");
+    assert_eq!(
+        c.spec.resources.requests["cpu"].0, "5",
+        "the pods' requests"
+    );
+    let labels = c.metadata.labels.clone().unwrap();
+    assert_eq!(
+        labels["node.kubernetes.io/instance-type"], "c6a.2xlarge",
+        "the plan's cheapest fit"
+    );
+    assert_eq!(labels["karpenter.sh/capacity-type"], "on-demand");
+    let status = c.status.clone().unwrap();
+    let node_name = status.node_name.clone().unwrap();
+    assert!(status.allocatable.contains_key("cpu"));
+    assert_eq!(
+        c.metadata.finalizers.clone().unwrap(),
+        ["karpenter.sh/termination"]
+    );
+
+    let instances = w.cloud.instances();
+    assert_eq!(instances.len(), 1);
+    let tags = &instances[0].info.tags;
+    assert_eq!(tags["karpenter.sh/nodepool"], "default");
+    assert_eq!(tags["karpenter.sh/nodeclaim"], name);
+    assert_eq!(tags["karpenter.k8s.aws/ec2nodeclass"], "default");
+    assert_eq!(
+        Some(instances[0].info.provider_id.as_str()),
+        status.provider_id.as_deref()
+    );
+
+    let node = nodes(&w.client)
+        .await
+        .into_iter()
+        .find(|n| n.metadata.name.as_deref() == Some(&node_name))
+        .unwrap();
+    let nl = node.metadata.labels.clone().unwrap();
+    assert_eq!(nl["karpenter.sh/registered"], "true");
+    assert_eq!(nl["karpenter.sh/initialized"], "true");
+    assert_eq!(nl["karpenter.sh/nodepool"], "default");
     assert!(
-        ok,
-        "pods did not all run: {:?}",
+        node.spec
+            .clone()
+            .unwrap()
+            .taints
+            .unwrap_or_default()
+            .iter()
+            .all(|t| t.key != "karpenter.sh/unregistered")
+    );
+    assert_eq!(
+        node.metadata.finalizers.clone().unwrap(),
+        ["karpenter.sh/termination"]
+    );
+    assert_eq!(
+        node.metadata.owner_references.clone().unwrap()[0].name,
+        name
+    );
+    assert!(
         pods(&w.client)
             .await
             .iter()
-            .map(|p| (p.metadata.name.clone(), phase(p).to_string()))
-            .collect::<Vec<_>>()
+            .all(|p| p.spec.as_ref().unwrap().node_name.as_deref() == Some(&node_name))
     );
-    let cs = claims(&w.client).await;
-    assert!(!cs.is_empty());
-    for c in &cs {
+
+    let e = w.logs.entries();
+    let found = log_with(&e, "found provisionable pod(s)");
+    assert!(
+        found[0]["Pods"]
+            .as_str()
+            .unwrap()
+            .contains("default/inflate-")
+    );
+    assert_eq!(
+        log_with(&e, "computed new nodeclaim(s) to fit pod(s)")[0]["nodeclaims"],
+        1
+    );
+    let created = log_with(&e, "created nodeclaim");
+    assert_eq!(
+        (created.len(), created[0]["NodePool"]["name"].as_str()),
+        (1, Some("default"))
+    );
+    let launched = log_with(&e, "launched nodeclaim");
+    assert_eq!(launched.len(), 1);
+    for k in [
+        "provider-id",
+        "instance-type",
+        "zone",
+        "capacity-type",
+        "allocatable",
+    ] {
+        assert!(!launched[0][k].is_null(), "launched nodeclaim lacks {k}");
+    }
+    assert_eq!(launched[0]["NodeClaim"]["name"], name.as_str());
+    assert_eq!(
+        log_with(&e, "registered nodeclaim")[0]["Node"]["name"],
+        node_name.as_str()
+    );
+    assert_eq!(log_with(&e, "initialized nodeclaim").len(), 1);
+    let metric = |n: &str| e.iter().filter(|x| x.get(n).is_some()).count();
+    for n in [
+        "karpenter_nodeclaims_created_total",
+        "karpenter_nodeclaims_launched_total",
+        "karpenter_provisioner_scheduling_duration_seconds",
+        "karpenter_pods_startup_duration_seconds",
+    ] {
+        assert!(metric(n) > 0, "no EMF line for {n}");
+    }
+
+    let published: Vec<String> = w
+        .publisher
+        .events()
+        .iter()
+        .map(|e| e.detail_type.clone())
+        .collect();
+    assert!(
+        published.contains(&"NodeClaim Launched".to_string()),
+        "{published:?}"
+    );
+    let events = Api::<Event>::namespaced(w.client.clone(), "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    let nominated: Vec<_> = events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("Nominated"))
+        .collect();
+    assert!(nominated.len() >= 5, "a Nominated event per pod");
+    assert!(nominated.iter().any(
+        |e| e.message.as_deref() == Some(&format!("Pod should schedule on: nodeclaim/{name}"))
+    ));
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
+}
+
+#[tokio::test]
+async fn a_duplicate_delivery_launches_nothing_new() {
+    let mut w = getting_started().await.unwrap();
+    w.apply(&inflate(5)).await.unwrap();
+    w.tick().await.unwrap();
+    let messages = w.queue.receive(100);
+    assert!(
+        !messages.is_empty(),
+        "the scheduler's unschedulable marks queued hints"
+    );
+    let event = kerf_sim::world::SimQueue::event(&messages);
+    let first =
+        kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "a", &event).await;
+    let again =
+        kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "b", &event).await;
+    assert_eq!(first["batchItemFailures"], serde_json::json!([]));
+    assert_eq!(again["batchItemFailures"], serde_json::json!([]));
+    assert_eq!(claims(&w.client).await.len(), 1);
+    assert_eq!(
+        w.cloud.calls("CreateFleet"),
+        1,
+        "the in-flight NodeClaim counts as capacity"
+    );
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
+    assert_eq!(w.cloud.instances().len(), 1);
+}
+
+#[tokio::test]
+async fn two_provisioners_at_once_launch_one_plan() {
+    let mut w = getting_started().await.unwrap();
+    w.apply(&inflate(12)).await.unwrap();
+    w.tick().await.unwrap();
+    let messages = w.queue.receive(100);
+    let event = kerf_sim::world::SimQueue::event(&messages);
+    let (a, b) = tokio::join!(
+        kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "a", &event),
+        kerf_control::handlers::provisioner::handle(&w.webhook, &w.queue, "b", &event),
+    );
+    assert_eq!(
+        (
+            a["batchItemFailures"].clone(),
+            b["batchItemFailures"].clone()
+        ),
+        (serde_json::json!([]), serde_json::json!([]))
+    );
+    let n = claims(&w.client).await.len();
+    assert_eq!(
+        w.cloud.calls("CreateFleet"),
+        n,
+        "one launch per claim, no second plan"
+    );
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 12))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        claims(&w.client).await.len(),
+        n,
+        "the loser's re-queued hint found nothing to do"
+    );
+    assert!(violations(&w).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_crash_after_any_external_call_then_a_rerun_leaves_no_orphan_and_no_second_instance() {
+    // How many calls a clean batch makes.
+    let total = {
+        let mut w = getting_started().await.unwrap();
+        w.apply(&inflate(5)).await.unwrap();
+        w.tick().await.unwrap();
+        let event = kerf_sim::world::SimQueue::event(&w.queue.receive(100));
+        let switch = kerf_sim::world::crash::CrashSwitch::after(usize::MAX);
+        let ctx = w.crashing(&switch);
+        kerf_control::handlers::provisioner::handle(&ctx, &w.queue, "clean", &event).await;
+        switch.calls()
+    };
+    assert!(total >= 8, "a provisioning batch makes {total} calls");
+    for k in 1..=total {
+        let mut w = getting_started().await.unwrap();
+        w.apply(&inflate(5)).await.unwrap();
+        w.tick().await.unwrap();
+        let messages = w.queue.receive(100);
+        let event = kerf_sim::world::SimQueue::event(&messages);
+        let switch = kerf_sim::world::crash::CrashSwitch::after(k);
+        let ctx = w.crashing(&switch);
+        kerf_control::handlers::provisioner::handle(&ctx, &w.queue, "crashing", &event).await;
+        assert_eq!(switch.calls(), k);
+        // The dead invocation's messages were never deleted: they come back.
+        let ok = w
+            .run_until(SignedDuration::from_mins(10), |c| all_running(c, 5))
+            .await
+            .unwrap();
         assert!(
-            condition(c, "Launched") && condition(c, "Registered"),
-            "{c:?}"
+            ok,
+            "crash after call {k}: pods not running: {:?}",
+            not_running(&w.client).await
+        );
+        w.run_for(SignedDuration::from_mins(3)).await.unwrap();
+        assert_eq!(
+            violations(&w).await,
+            Vec::<String>::new(),
+            "crash after call {k}"
+        );
+        assert_eq!(
+            w.cloud.instances().len(),
+            1,
+            "crash after call {k}: one instance ever"
         );
     }
 }

@@ -39,7 +39,15 @@ where
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<T, ControlError>>,
 {
-    match ctx.cluster.acquire_lease(&request(ctx, holder)).await? {
+    let outcome = match ctx.cluster.acquire_lease(&request(ctx, holder)).await {
+        // Two callers raced to create or renew it: the other one won.
+        Err(e) if e.is_conflict() => LeaseOutcome::HeldByOther {
+            holder: "a concurrent caller".into(),
+            expires: ctx.now(),
+        },
+        other => other?,
+    };
+    match outcome {
         LeaseOutcome::HeldByOther { holder: other, .. } => {
             ctx.log.debug(
                 crate::log::controllers::PROVISIONER,

@@ -127,7 +127,10 @@ pub async fn run(state: &State, r: &Incoming<'_>) -> Result<Outcome, ApiError> {
         let review = review(r, op, &object, old.as_ref());
         let answer = match (h.call)(review).await {
             Ok(a) => a,
-            Err(_) if h.fail_open => continue,
+            Err(e) if h.fail_open => {
+                tracing::warn!(hook = %h.name, error = %e, "admission hook failed; ignored");
+                continue;
+            }
             Err(e) => return Err(failed(&h.name, &e)),
         };
         let resp = &answer["response"];

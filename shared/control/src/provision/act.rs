@@ -309,6 +309,12 @@ async fn launched<C: Cluster, K: Cloud, P: Publisher>(
     catalog: &kerf_catalog::Catalog,
 ) -> LaunchOutcome {
     let name = claim::name(c).to_string();
+    // Labels first: a crash between the two writes leaves the claim unlaunched in status,
+    // so the next pass re-finds the same instance and writes the status.
+    let labels = launch::launched_labels(l, catalog);
+    if let Err(e) = ctx.cluster.label_node_claim(&name, &labels).await {
+        return LaunchOutcome::Failed(format!("labelling the launched nodeclaim: {e}"));
+    }
     let status = launch::launched_status(c, l, catalog, ctx.now());
     let written = match ctx
         .cluster
@@ -317,18 +323,6 @@ async fn launched<C: Cluster, K: Cloud, P: Publisher>(
     {
         Ok(w) => w,
         Err(e) => return LaunchOutcome::Failed(format!("recording the launch: {e}")),
-    };
-    let labels = launch::launched_labels(l, catalog);
-    let written = match ctx.cluster.label_node_claim(&name, &labels).await {
-        Ok(w) => w,
-        Err(e) => {
-            ctx.log.warn(
-                LIFECYCLE,
-                "could not label nodeclaim",
-                json!({"NodeClaim": obj(&name), "error": e.to_string()}),
-            );
-            written
-        }
     };
     let pool = claim::pool_name(c).unwrap_or_default().to_string();
     ctx.metrics

@@ -5,6 +5,7 @@
 //! - `pods/status` updates that mark a pod `PodScheduled=False/Unschedulable`: a
 //!   provisioning hint on the queue ([`pods`]); always allowed.
 //! - Node CREATE: the registration patch for its NodeClaim ([`nodes`]); always allowed.
+//! - Node updates that may complete initialization (Ready, startup taints removed): a hint.
 //!
 //! A Kerf failure never blocks a workload: anything that goes wrong for a pod or a node is
 //! logged and the request allowed. Dry-run requests have no side effects.
@@ -152,6 +153,7 @@ pub async fn admit<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ) {
         ("", "pods", "status", "UPDATE") => pods::status_update(ctx, queue, req).await,
         ("", "nodes", "", "CREATE") => nodes::create(ctx, req).await,
+        ("", "nodes", _, "UPDATE") => nodes::update(ctx, queue, req).await,
         _ => Response::allow(),
     }
 }

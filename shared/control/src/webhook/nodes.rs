@@ -9,7 +9,8 @@ use super::{Request, Response};
 use crate::claim;
 use crate::ctx::Ctx;
 use crate::log::{controllers::WEBHOOK, obj};
-use crate::ports::{Cloud, Cluster, Publisher};
+use crate::names::{INITIALIZED, NODEPOOL};
+use crate::ports::{Cloud, Cluster, Publisher, Queue};
 use crate::register::{claim_for, node_provider_id, record, registered_node};
 
 pub(super) async fn create<C: Cluster, K: Cloud, P: Publisher>(
@@ -66,4 +67,47 @@ pub(super) async fn create<C: Cluster, K: Cloud, P: Publisher>(
         patch: serde_json::to_value(patch).ok(),
         ..Response::default()
     }
+}
+
+fn ready(n: &Node) -> bool {
+    n.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+fn taint_count(n: &Node) -> usize {
+    n.spec
+        .as_ref()
+        .and_then(|s| s.taints.as_ref())
+        .map_or(0, Vec::len)
+}
+
+/// A Kerf node that is not initialized yet became Ready or lost a taint: wake the
+/// provisioner, which initializes its NodeClaim (instead of waiting for the sweep).
+pub(super) async fn update<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    queue: &Q,
+    req: &Request,
+) -> Response {
+    let (Ok(node), Some(Ok(old))) = (
+        serde_json::from_value::<Node>(req.object.clone()),
+        req.old_object.clone().map(serde_json::from_value::<Node>),
+    ) else {
+        return Response::allow();
+    };
+    let labels = node.metadata.labels.clone().unwrap_or_default();
+    let ours = labels.contains_key(NODEPOOL) && labels.get(INITIALIZED).is_none_or(|v| v != "true");
+    let progressed = (ready(&node) && !ready(&old)) || taint_count(&node) < taint_count(&old);
+    if ours && progressed && !req.dry_run {
+        let body = json!({"reason": "NodeProgressed", "node": req.name, "time": crate::claim::rfc3339(ctx.now())});
+        if let Err(e) = queue.send(&body.to_string(), 0).await {
+            ctx.log.warn(
+                WEBHOOK,
+                "could not queue an initialization request",
+                json!({"Node": obj(&req.name), "error": e.to_string()}),
+            );
+        }
+    }
+    Response::allow()
 }

@@ -37,6 +37,8 @@ pub struct Kubelet {
     pub ready_delay: SignedDuration,
     /// From Node Ready to its startup taints removed.
     pub startup_taint_delay: SignedDuration,
+    /// A paused kubelet does nothing (instances that never register).
+    pub paused: bool,
 }
 
 impl std::fmt::Debug for Kubelet {
@@ -89,6 +91,7 @@ impl Kubelet {
             clock,
             ready_delay: SignedDuration::from_secs(20),
             startup_taint_delay: SignedDuration::from_secs(5),
+            paused: false,
         }
     }
 
@@ -96,6 +99,9 @@ impl Kubelet {
     pub async fn step(&self) -> Result<KubeletReport, kube::Error> {
         let now = self.clock.now();
         let mut out = KubeletReport::default();
+        if self.paused {
+            return Ok(out);
+        }
         let nodes_api: Api<Node> = Api::all(self.client.clone());
         let nodes = nodes_api.list(&ListParams::default()).await?.items;
         let instances = self.cloud.instances();

@@ -10,10 +10,12 @@
 //! well under a second of wall time.
 
 pub mod cloud;
+pub mod crash;
 pub mod kubelet;
 pub mod queue;
 pub mod scheduler;
 mod wiring;
+pub use wiring::{KERF_NAMESPACE, function_url_event};
 pub mod workloads;
 
 use std::sync::Arc;
@@ -226,6 +228,30 @@ impl World {
             }
         }
         resp
+    }
+
+    /// A provisioner context whose Cluster and Cloud calls go through `switch` (crash
+    /// injection), sharing everything else with the world's provisioner.
+    pub fn crashing(
+        &self,
+        switch: &crash::CrashSwitch,
+    ) -> Ctx<crash::CrashCluster<KubeCluster>, crash::CrashCloud<SimCloud>, SimPublisher> {
+        let p = &self.provisioner;
+        Ctx {
+            cluster: crash::CrashCluster {
+                inner: p.cluster.clone(),
+                switch: switch.clone(),
+            },
+            cloud: crash::CrashCloud {
+                inner: p.cloud.clone(),
+                switch: switch.clone(),
+            },
+            publisher: p.publisher.clone(),
+            clock: p.clock.clone(),
+            log: p.log.clone(),
+            metrics: Arc::default(),
+            settings: p.settings.clone(),
+        }
     }
 
     /// Runs the provisioner's scheduled sweep now.

@@ -83,7 +83,8 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
     let workloads = hook(
         "kerf-workloads.kerf.dev",
         vec![
-            Rule::new("", "nodes", &["CREATE"]),
+            Rule::new("", "nodes", &all),
+            Rule::new("", "nodes/status", &["UPDATE"]),
             Rule::new("", "pods/status", &["UPDATE"]),
         ],
         true,

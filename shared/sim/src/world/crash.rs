@@ -1,0 +1,231 @@
+//! Crash injection: wrappers around the Cluster and Cloud ports that let the first `n`
+//! external calls through and fail every later one, as if the function died right after
+//! its `n`-th call: that call's effect stays, nothing after it happens. Run a reconciler
+//! with them, then the system on to quiescence, for every `n` up to the number of calls a
+//! clean run makes, and check that nothing was lost or done twice.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Node, Taint};
+use kerf_api::v1::{Condition, EC2NodeClass, NodeClaim, NodeClaimStatus, NodePool};
+use kerf_catalog::Catalog;
+use kerf_catalog::unavailable::UnavailableOfferings;
+use kerf_control::ports::{
+    Cloud, CloudError, Cluster, ClusterError, Deleted, EventSpec, Evicted, Instance, LaunchRequest,
+    Launched, LeaseOutcome, LeaseRequest, Snapshot, Target,
+};
+
+/// Counts calls and trips after `limit` of them; clones share the count.
+#[derive(Clone, Debug)]
+pub struct CrashSwitch {
+    calls: Arc<AtomicUsize>,
+    limit: usize,
+}
+
+impl CrashSwitch {
+    /// A switch that lets `limit` calls through (`usize::MAX`: never trips).
+    pub fn after(limit: usize) -> Self {
+        CrashSwitch {
+            calls: Arc::default(),
+            limit,
+        }
+    }
+
+    /// Calls let through so far.
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst).min(self.limit)
+    }
+
+    /// Whether the crash happened (a call was refused).
+    pub fn tripped(&self) -> bool {
+        self.calls.load(Ordering::SeqCst) > self.limit
+    }
+
+    fn enter(&self) -> bool {
+        self.calls.fetch_add(1, Ordering::SeqCst) < self.limit
+    }
+
+    async fn run<T, E, F: Future<Output = Result<T, E>>>(&self, f: F, dead: E) -> Result<T, E> {
+        if self.enter() { f.await } else { Err(dead) }
+    }
+}
+
+fn gone() -> ClusterError {
+    ClusterError::Transient("crashed".into())
+}
+
+fn gone_cloud() -> CloudError {
+    CloudError::Transient("crashed".into())
+}
+
+/// A Cluster port that crashes.
+#[derive(Clone, Debug)]
+pub struct CrashCluster<C> {
+    pub inner: C,
+    pub switch: CrashSwitch,
+}
+
+/// A Cloud port that crashes.
+#[derive(Clone, Debug)]
+pub struct CrashCloud<K> {
+    pub inner: K,
+    pub switch: CrashSwitch,
+}
+
+impl<C: Cluster> Cluster for CrashCluster<C> {
+    async fn snapshot(&self) -> Result<Snapshot, ClusterError> {
+        self.switch.run(self.inner.snapshot(), gone()).await
+    }
+    async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
+        self.switch.run(self.inner.node_claims(), gone()).await
+    }
+    async fn create_node_claim(
+        &self,
+        pool: &NodePool,
+        claim: NodeClaim,
+    ) -> Result<NodeClaim, ClusterError> {
+        self.switch
+            .run(self.inner.create_node_claim(pool, claim), gone())
+            .await
+    }
+    async fn patch_node_claim_status(
+        &self,
+        name: &str,
+        rv: Option<&str>,
+        s: &NodeClaimStatus,
+    ) -> Result<NodeClaim, ClusterError> {
+        self.switch
+            .run(self.inner.patch_node_claim_status(name, rv, s), gone())
+            .await
+    }
+    async fn set_node_claim_conditions(
+        &self,
+        name: &str,
+        c: &[Condition],
+        now: Timestamp,
+    ) -> Result<NodeClaim, ClusterError> {
+        self.switch
+            .run(self.inner.set_node_claim_conditions(name, c, now), gone())
+            .await
+    }
+    async fn label_node_claim(
+        &self,
+        name: &str,
+        l: &BTreeMap<String, String>,
+    ) -> Result<NodeClaim, ClusterError> {
+        self.switch
+            .run(self.inner.label_node_claim(name, l), gone())
+            .await
+    }
+    async fn delete_node_claim(
+        &self,
+        name: &str,
+        uid: Option<&str>,
+    ) -> Result<Deleted, ClusterError> {
+        self.switch
+            .run(self.inner.delete_node_claim(name, uid), gone())
+            .await
+    }
+    async fn taint_node(&self, node: &str, t: &Taint) -> Result<Node, ClusterError> {
+        self.switch
+            .run(self.inner.taint_node(node, t), gone())
+            .await
+    }
+    async fn untaint_node(&self, node: &str, key: &str) -> Result<Node, ClusterError> {
+        self.switch
+            .run(self.inner.untaint_node(node, key), gone())
+            .await
+    }
+    async fn cordon_node(&self, node: &str, u: bool) -> Result<Node, ClusterError> {
+        self.switch
+            .run(self.inner.cordon_node(node, u), gone())
+            .await
+    }
+    async fn update_node(&self, node: &Node) -> Result<Node, ClusterError> {
+        self.switch.run(self.inner.update_node(node), gone()).await
+    }
+    async fn delete_node(&self, name: &str, uid: Option<&str>) -> Result<Deleted, ClusterError> {
+        self.switch
+            .run(self.inner.delete_node(name, uid), gone())
+            .await
+    }
+    async fn evict_pod(
+        &self,
+        ns: &str,
+        name: &str,
+        uid: Option<&str>,
+    ) -> Result<Evicted, ClusterError> {
+        self.switch
+            .run(self.inner.evict_pod(ns, name, uid), gone())
+            .await
+    }
+    async fn add_finalizer(&self, t: &Target, f: &str) -> Result<(), ClusterError> {
+        self.switch
+            .run(self.inner.add_finalizer(t, f), gone())
+            .await
+    }
+    async fn remove_finalizer(
+        &self,
+        t: &Target,
+        f: &str,
+        rv: Option<&str>,
+    ) -> Result<(), ClusterError> {
+        self.switch
+            .run(self.inner.remove_finalizer(t, f, rv), gone())
+            .await
+    }
+    async fn emit_event(&self, e: &EventSpec, now: Timestamp) -> Result<(), ClusterError> {
+        self.switch.run(self.inner.emit_event(e, now), gone()).await
+    }
+    async fn acquire_lease(&self, r: &LeaseRequest) -> Result<LeaseOutcome, ClusterError> {
+        self.switch.run(self.inner.acquire_lease(r), gone()).await
+    }
+    async fn release_lease(&self, r: &LeaseRequest) -> Result<(), ClusterError> {
+        self.switch.run(self.inner.release_lease(r), gone()).await
+    }
+    async fn unavailable_offerings(
+        &self,
+        now: Timestamp,
+    ) -> Result<UnavailableOfferings, ClusterError> {
+        self.switch
+            .run(self.inner.unavailable_offerings(now), gone())
+            .await
+    }
+    async fn record_unavailable(
+        &self,
+        m: &UnavailableOfferings,
+        now: Timestamp,
+    ) -> Result<(), ClusterError> {
+        self.switch
+            .run(self.inner.record_unavailable(m, now), gone())
+            .await
+    }
+}
+
+impl<K: Cloud> Cloud for CrashCloud<K> {
+    async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
+        self.switch
+            .run(self.inner.catalog(class), gone_cloud())
+            .await
+    }
+    async fn launch(&self, req: &LaunchRequest) -> Result<Launched, CloudError> {
+        self.switch.run(self.inner.launch(req), gone_cloud()).await
+    }
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Instance>, CloudError> {
+        self.switch
+            .run(self.inner.describe(ids), gone_cloud())
+            .await
+    }
+    async fn list(&self) -> Result<Vec<Instance>, CloudError> {
+        self.switch.run(self.inner.list(), gone_cloud()).await
+    }
+    async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
+        self.switch
+            .run(self.inner.terminate(ids), gone_cloud())
+            .await
+    }
+}
