@@ -3,7 +3,7 @@
 //! failures injectable per call; call counts and the time of every launch call. Instance
 //! types and prices come from the bundled catalog of the region, adjusted per EC2NodeClass.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -38,12 +38,28 @@ pub struct FleetCall {
     pub options: usize,
 }
 
+/// Offerings without capacity: each field `None` matches anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NoCapacity {
+    pub capacity_type: Option<CapacityType>,
+    pub instance_type: Option<String>,
+    pub zone: Option<String>,
+}
+
+impl NoCapacity {
+    fn matches(&self, k: &OfferingKey) -> bool {
+        self.capacity_type.is_none_or(|c| c == k.capacity_type)
+            && self.instance_type.as_ref().is_none_or(|t| *t == k.instance_type)
+            && self.zone.as_ref().is_none_or(|z| *z == k.zone)
+    }
+}
+
 #[derive(Debug, Default)]
 struct State {
     instances: BTreeMap<String, SimInstance>,
     tokens: BTreeMap<String, String>,
     next: u64,
-    no_capacity: BTreeSet<OfferingKey>,
+    no_capacity: Vec<NoCapacity>,
     calls: BTreeMap<&'static str, usize>,
     fleet_calls: Vec<FleetCall>,
     faults: Vec<(&'static str, CloudError, usize)>,
@@ -98,14 +114,14 @@ impl SimCloud {
         Ok(())
     }
 
-    /// Makes an offering fail for capacity until [`SimCloud::restore_capacity`].
-    pub fn remove_capacity(&self, key: OfferingKey) {
-        self.lock().no_capacity.insert(key);
+    /// Makes the matching offerings fail for capacity until [`SimCloud::restore_capacity`].
+    pub fn remove_capacity(&self, which: NoCapacity) {
+        self.lock().no_capacity.push(which);
     }
 
-    /// Gives an offering its capacity back.
-    pub fn restore_capacity(&self, key: &OfferingKey) {
-        self.lock().no_capacity.remove(key);
+    /// Gives every offering its capacity back.
+    pub fn restore_capacity(&self) {
+        self.lock().no_capacity.clear();
     }
 
     /// Fails the next `times` calls of `op` (`CreateFleet`, `DescribeInstances`,
@@ -201,7 +217,7 @@ impl SimCloud {
         let mut unavailable = Vec::new();
         for o in &req.options {
             let key = OfferingKey::new(req.capacity_type, &o.instance_type, &o.zone);
-            if s.no_capacity.contains(&key) {
+            if s.no_capacity.iter().any(|n| n.matches(&key)) {
                 unavailable.push(key);
                 continue;
             }
