@@ -32,13 +32,27 @@ async fn no_capacity_for_the_cheapest_type_falls_back_to_the_next_option() {
         ..NoCapacity::default()
     });
     w.apply(&inflate(5)).await.unwrap();
-    assert!(w.run_until(SignedDuration::from_mins(5), |c| all_running(c, 5)).await.unwrap());
+    assert!(
+        w.run_until(SignedDuration::from_mins(5), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
     let instances = w.cloud.instances();
     assert_eq!(instances.len(), 1);
-    assert_eq!(instances[0].info.instance_type, "c5a.2xlarge", "the next cheapest option");
-    assert_eq!(w.cloud.calls("CreateFleet"), 1, "one call: the fleet tried the options in order");
+    assert_eq!(
+        instances[0].info.instance_type, "c5a.2xlarge",
+        "the next cheapest option"
+    );
+    assert_eq!(
+        w.cloud.calls("CreateFleet"),
+        1,
+        "one call: the fleet tried the options in order"
+    );
     let cached = unavailable(&w).await;
-    assert!(cached.keys().any(|k| k.contains("c6a.2xlarge")), "{cached:?}");
+    assert!(
+        cached.keys().any(|k| k.contains("c6a.2xlarge")),
+        "{cached:?}"
+    );
     assert!(violations(&w).await.is_empty());
 }
 
@@ -61,15 +75,41 @@ async fn no_spot_capacity_anywhere_replans_on_demand_in_the_same_invocation() {
     let r = w.deliver().await;
     assert_eq!(r["batchItemFailures"], serde_json::json!([]));
     let cs = claims(&w.client).await;
-    assert_eq!(cs.len(), 1, "the failed claim is gone, the re-planned one exists");
-    assert_eq!(cs[0].metadata.labels.clone().unwrap()["karpenter.sh/capacity-type"], "on-demand");
-    assert_eq!(w.cloud.calls("CreateFleet"), 2, "spot once, then on-demand, in one invocation");
+    assert_eq!(
+        cs.len(),
+        1,
+        "the failed claim is gone, the re-planned one exists"
+    );
+    assert_eq!(
+        cs[0].metadata.labels.clone().unwrap()["karpenter.sh/capacity-type"],
+        "on-demand"
+    );
+    assert_eq!(
+        w.cloud.calls("CreateFleet"),
+        2,
+        "spot once, then on-demand, in one invocation"
+    );
     let cached = unavailable(&w).await;
-    assert!(cached.keys().filter(|k| k.starts_with("spot")).count() >= 2, "{cached:?}");
-    let published: Vec<String> = w.publisher.events().iter().map(|e| e.detail_type.clone()).collect();
-    assert!(published.contains(&"NodeClaim Launch Failed".into()), "{published:?}");
+    assert!(
+        cached.keys().filter(|k| k.starts_with("spot")).count() >= 2,
+        "{cached:?}"
+    );
+    let published: Vec<String> = w
+        .publisher
+        .events()
+        .iter()
+        .map(|e| e.detail_type.clone())
+        .collect();
+    assert!(
+        published.contains(&"NodeClaim Launch Failed".into()),
+        "{published:?}"
+    );
     assert!(!w.logs.with_message("failed launching nodeclaim").is_empty());
-    assert!(w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5)).await.unwrap());
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
     assert!(violations(&w).await.is_empty());
 }
 
@@ -88,31 +128,91 @@ async fn a_nodeclaim_that_never_registers_is_replaced_after_the_registration_tim
     assert_eq!(gone[0]["NodeClaim"]["name"], first_name.as_str());
     assert_eq!(gone[0]["reason"], "registration_timeout");
     let instances = w.cloud.instances();
-    assert_eq!(instances[0].info.state, "terminated", "its instance is terminated");
+    assert_eq!(
+        instances[0].info.state, "terminated",
+        "its instance is terminated"
+    );
     let now = claims(&w.client).await;
-    assert!(now.iter().all(|c| c.metadata.name.as_deref() != Some(&first_name)));
+    assert!(
+        now.iter()
+            .all(|c| c.metadata.name.as_deref() != Some(&first_name))
+    );
     w.kubelet.paused = false;
-    assert!(w.run_until(SignedDuration::from_mins(5), |c| all_running(c, 5)).await.unwrap());
-    assert!(violations(&w).await.is_empty(), "{:?}", violations(&w).await);
+    assert!(
+        w.run_until(SignedDuration::from_mins(5), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
 }
 
 #[tokio::test]
 async fn orphan_instances_and_claims_without_instances_are_collected() {
     let mut w = getting_started().await.unwrap();
     w.apply(&inflate(5)).await.unwrap();
-    assert!(w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5)).await.unwrap());
-    let tags = BTreeMap::from([("karpenter.sh/nodeclaim".to_string(), "default-gone1".to_string())]);
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
+    let tags = BTreeMap::from([(
+        "karpenter.sh/nodeclaim".to_string(),
+        "default-gone1".to_string(),
+    )]);
     let stray = w.cloud.start_stray("m5.large", "us-west-2a", tags);
     // The instance of the running claim dies behind Kerf's back.
-    let victim = w.cloud.instances().into_iter().find(|i| i.info.id != stray).unwrap();
+    let victim = w
+        .cloud
+        .instances()
+        .into_iter()
+        .find(|i| i.info.id != stray)
+        .unwrap();
     use kerf_control::ports::Cloud;
-    w.cloud.terminate(std::slice::from_ref(&victim.info.id)).await.unwrap();
+    w.cloud
+        .terminate(std::slice::from_ref(&victim.info.id))
+        .await
+        .unwrap();
     w.run_for(SignedDuration::from_mins(4)).await.unwrap();
-    let states: BTreeMap<String, String> = w.cloud.instances().iter().map(|i| (i.info.id.clone(), i.info.state.clone())).collect();
-    assert_eq!(states[&stray], "terminated", "the orphan is terminated after the grace period");
-    assert!(!w.logs.with_message("garbage collected instance with no nodeclaim").is_empty());
-    assert!(!w.logs.with_message("garbage collecting nodeclaim with no cloudprovider representation").is_empty());
-    assert!(claims(&w.client).await.iter().all(|c| kerf_control::claim::provider_id(c) != Some(victim.info.provider_id.as_str())));
-    assert!(w.run_until(SignedDuration::from_mins(5), |c| all_running(c, 5)).await.unwrap(), "{:?}", not_running(&w.client).await);
-    assert!(violations(&w).await.is_empty(), "{:?}", violations(&w).await);
+    let states: BTreeMap<String, String> = w
+        .cloud
+        .instances()
+        .iter()
+        .map(|i| (i.info.id.clone(), i.info.state.clone()))
+        .collect();
+    assert_eq!(
+        states[&stray], "terminated",
+        "the orphan is terminated after the grace period"
+    );
+    assert!(
+        !w.logs
+            .with_message("garbage collected instance with no nodeclaim")
+            .is_empty()
+    );
+    assert!(
+        !w.logs
+            .with_message("garbage collecting nodeclaim with no cloudprovider representation")
+            .is_empty()
+    );
+    assert!(
+        claims(&w.client)
+            .await
+            .iter()
+            .all(|c| kerf_control::claim::provider_id(c) != Some(victim.info.provider_id.as_str()))
+    );
+    assert!(
+        w.run_until(SignedDuration::from_mins(5), |c| all_running(c, 5))
+            .await
+            .unwrap(),
+        "{:?}",
+        not_running(&w.client).await
+    );
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
 }

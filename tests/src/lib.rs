@@ -1,4 +1,10 @@
 //! Support for Kerf's end-to-end tests: the simulated world with the getting-started
-//! objects, and readers of what it holds.
+//! objects and readers of what it holds, a local Lambda Runtime API to run the function
+//! binaries against, and a moto server.
+//!
+//! Test support: a failure to set up panics the test that asked for it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod lambda;
+pub mod moto;
 pub mod world;

@@ -114,7 +114,7 @@ pub fn build_catalog(
     region: &str,
     inv: &Inventory,
     allowed_zones: Option<&BTreeSet<String>>,
-    prices: &dyn PriceSource,
+    prices: &(dyn PriceSource + Sync),
     settings: &NodeClassSettings,
 ) -> Result<Catalog, CatalogError> {
     let mut instance_types = Vec::with_capacity(inv.specs.len());
@@ -188,7 +188,7 @@ impl Discovery {
         ec2: &aws_sdk_ec2::Client,
         now: Timestamp,
         allowed_zones: Option<&BTreeSet<String>>,
-        prices: &dyn PriceSource,
+        prices: &(dyn PriceSource + Sync),
         settings: &NodeClassSettings,
     ) -> Result<(Catalog, CatalogOrigin), CatalogError> {
         match self.inventory(ec2, now).await {

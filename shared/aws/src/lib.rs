@@ -1,4 +1,5 @@
-//! Kerf's AWS adapters: the `Cloud` and `Queue` ports on aws-sdk-rust.
+//! Kerf's AWS adapters: the control layer's Cloud, Queue and Publisher ports on
+//! aws-sdk-rust ([`cloud::Ec2Cloud`], [`queue::SqsQueue`], [`ports::EventBridgePublisher`]).
 //!
 //! EC2 discovery (instance types, offerings → [`kerf_catalog::Catalog`]), pricing, subnets,
 //! security groups, AMIs via SSM, launch templates with AL2023 user data, CreateFleet with an
@@ -7,6 +8,7 @@
 //! [`AwsError`] that says whether to retry.
 
 pub mod ami;
+pub mod cloud;
 pub mod cluster;
 pub mod config;
 pub mod discovery;
@@ -18,6 +20,7 @@ pub mod instances;
 pub mod launch;
 pub mod launch_template;
 pub mod network;
+pub mod nodeclass;
 pub mod ports;
 pub mod price_book;
 pub mod pricing;
@@ -25,6 +28,7 @@ pub mod queue;
 pub mod spec_map;
 pub mod userdata;
 
+pub use cloud::{CloudSettings, Ec2Cloud};
 pub use config::{AwsSettings, Clients};
 pub use error::AwsError;
 pub use fleet::{LaunchOption, LaunchRequest, Launched};
@@ -32,4 +36,4 @@ pub use ice::{
     InMemoryOfferingCacheStore, OfferingCacheStore, OfferingKey, UnavailableOfferings,
     UnavailableOfferingsStore,
 };
-pub use ports::{Cloud, Ec2Cloud, Queue};
+pub use ports::EventBridgePublisher;

@@ -1,97 +1,72 @@
-//! The narrow ports the control layer uses, and their AWS implementations.
-//!
-//! `control` is generic over these traits, so it is tested against in-memory fakes (`sim`);
-//! the AWS implementations below are tested against moto.
+//! The control layer's Queue and Publisher ports on SQS and EventBridge (the Cloud port is
+//! [`crate::cloud::Ec2Cloud`]).
 
-use std::future::Future;
+use kerf_control::ports::publish::SOURCE;
+use kerf_control::ports::{DecisionEvent, PublishError, Publisher, Queue, QueueError};
 
-use crate::config::Clients;
-use crate::error::AwsError;
-use crate::fleet::{LaunchRequest, Launched};
-use crate::instances::{self, InstanceInfo};
-use crate::launch;
-use crate::queue::{Message, SqsQueue};
-
-/// EC2 instance lifecycle.
-pub trait Cloud: Send + Sync {
-    /// Launches one instance for a NodeClaim (idempotent per NodeClaim).
-    fn launch(
-        &self,
-        req: &LaunchRequest,
-    ) -> impl Future<Output = Result<Launched, AwsError>> + Send;
-    /// Terminates instances; unknown or terminated ones count as done.
-    fn terminate(&self, ids: &[String]) -> impl Future<Output = Result<(), AwsError>> + Send;
-    /// Describes instances by id (unknown ids are absent).
-    fn describe(
-        &self,
-        ids: &[String],
-    ) -> impl Future<Output = Result<Vec<InstanceInfo>, AwsError>> + Send;
-    /// The cluster's live instances, for garbage collection.
-    fn list_cluster_instances(
-        &self,
-    ) -> impl Future<Output = Result<Vec<InstanceInfo>, AwsError>> + Send;
-}
-
-/// A work queue.
-pub trait Queue: Send + Sync {
-    fn receive(
-        &self,
-        max: i32,
-        wait_seconds: i32,
-    ) -> impl Future<Output = Result<Vec<Message>, AwsError>> + Send;
-    fn delete(&self, receipt_handle: &str) -> impl Future<Output = Result<(), AwsError>> + Send;
-    /// Sends `body`, visible after `delay_seconds`.
-    fn send(
-        &self,
-        body: &str,
-        delay_seconds: i32,
-    ) -> impl Future<Output = Result<String, AwsError>> + Send;
-}
-
-/// [`Cloud`] on EC2.
-#[derive(Clone, Debug)]
-pub struct Ec2Cloud {
-    pub ec2: aws_sdk_ec2::Client,
-    pub cluster: String,
-}
-
-impl Ec2Cloud {
-    pub fn new(clients: &Clients, cluster: &str) -> Self {
-        Ec2Cloud {
-            ec2: clients.ec2.clone(),
-            cluster: cluster.to_string(),
-        }
-    }
-}
-
-impl Cloud for Ec2Cloud {
-    async fn launch(&self, req: &LaunchRequest) -> Result<Launched, AwsError> {
-        launch::launch(&self.ec2, req).await
-    }
-
-    async fn terminate(&self, ids: &[String]) -> Result<(), AwsError> {
-        instances::terminate(&self.ec2, ids).await
-    }
-
-    async fn describe(&self, ids: &[String]) -> Result<Vec<InstanceInfo>, AwsError> {
-        instances::describe(&self.ec2, ids).await
-    }
-
-    async fn list_cluster_instances(&self) -> Result<Vec<InstanceInfo>, AwsError> {
-        instances::list_cluster(&self.ec2, &self.cluster).await
-    }
-}
+use crate::queue::SqsQueue;
 
 impl Queue for SqsQueue {
-    async fn receive(&self, max: i32, wait_seconds: i32) -> Result<Vec<Message>, AwsError> {
-        SqsQueue::receive(self, max, wait_seconds, None).await
+    async fn send(&self, body: &str, delay_seconds: u32) -> Result<String, QueueError> {
+        let delay = delay_seconds.min(crate::queue::MAX_DELAY_SECONDS as u32) as i32;
+        SqsQueue::send(self, body, delay)
+            .await
+            .map_err(|e| QueueError {
+                retryable: e.is_retryable(),
+                message: e.to_string(),
+            })
     }
+}
 
-    async fn delete(&self, receipt_handle: &str) -> Result<(), AwsError> {
-        SqsQueue::delete(self, receipt_handle).await
+/// Decision events on an EventBridge bus, source `kerf.dev`.
+#[derive(Clone, Debug)]
+pub struct EventBridgePublisher {
+    client: aws_sdk_eventbridge::Client,
+    bus: Option<String>,
+}
+
+impl EventBridgePublisher {
+    /// Publishes to `bus` (`None`: the account's default bus).
+    pub fn new(client: aws_sdk_eventbridge::Client, bus: Option<String>) -> Self {
+        EventBridgePublisher { client, bus }
     }
+}
 
-    async fn send(&self, body: &str, delay_seconds: i32) -> Result<String, AwsError> {
-        SqsQueue::send(self, body, delay_seconds).await
+/// PutEvents takes at most 10 entries per call.
+const MAX_ENTRIES: usize = 10;
+
+impl Publisher for EventBridgePublisher {
+    async fn publish(&self, events: &[DecisionEvent]) -> Result<(), PublishError> {
+        for chunk in events.chunks(MAX_ENTRIES) {
+            let entries = chunk.iter().map(|e| {
+                aws_sdk_eventbridge::types::PutEventsRequestEntry::builder()
+                    .source(SOURCE)
+                    .detail_type(&e.detail_type)
+                    .detail(e.detail.to_string())
+                    .set_resources(Some(e.resources.clone()))
+                    .set_event_bus_name(self.bus.clone())
+                    .build()
+            });
+            let out = self
+                .client
+                .put_events()
+                .set_entries(Some(entries.collect()))
+                .send()
+                .await
+                .map_err(|e| PublishError(crate::error::from_sdk("PutEvents", e).to_string()))?;
+            if out.failed_entry_count() > 0 {
+                let code = out
+                    .entries()
+                    .iter()
+                    .find_map(|e| e.error_code())
+                    .unwrap_or("Unknown");
+                return Err(PublishError(format!(
+                    "{} of {} entries failed: {code}",
+                    out.failed_entry_count(),
+                    chunk.len()
+                )));
+            }
+        }
+        Ok(())
     }
 }

@@ -10,12 +10,15 @@ use std::time::Duration;
 /// (as EKS DescribeCluster and kubeconfig `certificate-authority-data` give it).
 pub fn client_for(endpoint: &str, ca_data_b64: &str, token: &str) -> Result<Client, KubeError> {
     let fatal = |e: &dyn std::fmt::Display| KubeError::Fatal(e.to_string());
-    let pem = base64::engine::general_purpose::STANDARD
-        .decode(ca_data_b64.trim())
-        .map_err(|e| fatal(&e))?;
-    let pem = String::from_utf8(pem).map_err(|e| fatal(&e))?;
     let mut config = kube::Config::new(endpoint.parse().map_err(|e| fatal(&e))?);
-    config.root_cert = Some(pem_certificates(&pem).map_err(|e| fatal(&e))?);
+    // An empty bundle trusts nothing extra (plain HTTP to a local server, or public CAs).
+    if !ca_data_b64.trim().is_empty() {
+        let pem = base64::engine::general_purpose::STANDARD
+            .decode(ca_data_b64.trim())
+            .map_err(|e| fatal(&e))?;
+        let pem = String::from_utf8(pem).map_err(|e| fatal(&e))?;
+        config.root_cert = Some(pem_certificates(&pem).map_err(|e| fatal(&e))?);
+    }
     config.auth_info.token = Some(secrecy::SecretString::from(token.to_string()));
     config.default_retry = false;
     config.connect_timeout = Some(Duration::from_secs(10));

@@ -2,7 +2,6 @@
 //! interruption event to the queue, parsed into a typed message.
 
 use kerf_aws::events::{self, Interruption};
-use kerf_aws::ports::Queue;
 use kerf_aws::queue::SqsQueue;
 use serde_json::json;
 
@@ -22,18 +21,18 @@ async fn sqs_send_receive_delete_with_delay() {
     let q = SqsQueue::by_name(c.sqs.clone(), "kerf-work").await.unwrap();
     q.send("later", 60).await.unwrap();
     assert!(
-        Queue::receive(&q, 10, 0).await.unwrap().is_empty(),
+        q.receive(10, 0, None).await.unwrap().is_empty(),
         "delayed message is not visible yet"
     );
     q.send("now", 0).await.unwrap();
-    let got = Queue::receive(&q, 10, 0).await.unwrap();
+    let got = q.receive(10, 0, None).await.unwrap();
     assert_eq!(
         got.iter().map(|m| m.body.as_str()).collect::<Vec<_>>(),
         vec!["now"]
     );
     assert_eq!(got[0].receive_count, Some(1));
     assert!(got[0].sent_timestamp_ms.is_some());
-    Queue::delete(&q, &got[0].receipt_handle).await.unwrap();
+    q.delete(&got[0].receipt_handle).await.unwrap();
     assert!(
         SqsQueue::by_name(c.sqs.clone(), "missing")
             .await

@@ -3,7 +3,8 @@
 
 pub mod fleet_ice;
 pub mod form;
-pub mod moto;
+#[allow(unused_imports)] // not every test binary starts moto
+pub use kerf_e2e::moto;
 pub mod proxy;
 
 use std::time::Duration;

@@ -150,6 +150,24 @@ pub trait Cloud: Send + Sync {
     fn terminate(&self, ids: &[String]) -> impl Future<Output = Result<(), CloudError>> + Send;
 }
 
+impl<T: Cloud> Cloud for Arc<T> {
+    async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
+        (**self).catalog(class).await
+    }
+    async fn launch(&self, req: &LaunchRequest) -> Result<Launched, CloudError> {
+        (**self).launch(req).await
+    }
+    async fn describe(&self, ids: &[String]) -> Result<Vec<Instance>, CloudError> {
+        (**self).describe(ids).await
+    }
+    async fn list(&self) -> Result<Vec<Instance>, CloudError> {
+        (**self).list().await
+    }
+    async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
+        (**self).terminate(ids).await
+    }
+}
+
 /// `aws:///<zone>/<instance id>`.
 pub fn provider_id(zone: &str, instance_id: &str) -> String {
     format!("aws:///{zone}/{instance_id}")

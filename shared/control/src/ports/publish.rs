@@ -2,6 +2,7 @@
 //! react to what Kerf did. Publishing is best effort: a failure never fails a reconcile.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -38,4 +39,10 @@ pub trait Publisher: Send + Sync {
         &self,
         events: &[DecisionEvent],
     ) -> impl Future<Output = Result<(), PublishError>> + Send;
+}
+
+impl<T: Publisher> Publisher for Arc<T> {
+    async fn publish(&self, events: &[DecisionEvent]) -> Result<(), PublishError> {
+        (**self).publish(events).await
+    }
 }

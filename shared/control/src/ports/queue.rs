@@ -1,6 +1,7 @@
 //! The Queue port: sending work to an SQS queue (provisioning hints, termination steps).
 
 use std::future::Future;
+use std::sync::Arc;
 
 /// A failed send.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,4 +20,10 @@ pub trait Queue: Send + Sync {
         body: &str,
         delay_seconds: u32,
     ) -> impl Future<Output = Result<String, QueueError>> + Send;
+}
+
+impl<T: Queue> Queue for Arc<T> {
+    async fn send(&self, body: &str, delay_seconds: u32) -> Result<String, QueueError> {
+        (**self).send(body, delay_seconds).await
+    }
 }

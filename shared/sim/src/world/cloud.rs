@@ -49,7 +49,10 @@ pub struct NoCapacity {
 impl NoCapacity {
     fn matches(&self, k: &OfferingKey) -> bool {
         self.capacity_type.is_none_or(|c| c == k.capacity_type)
-            && self.instance_type.as_ref().is_none_or(|t| *t == k.instance_type)
+            && self
+                .instance_type
+                .as_ref()
+                .is_none_or(|t| *t == k.instance_type)
             && self.zone.as_ref().is_none_or(|z| *z == k.zone)
     }
 }

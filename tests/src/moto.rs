@@ -30,7 +30,7 @@ fn moto_path() -> PathBuf {
     if let Some(p) = std::env::var_os("KERF_MOTO_SERVER") {
         return PathBuf::from(p);
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/moto_server")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/moto_server")
 }
 
 fn free_port() -> u16 {

@@ -1,0 +1,19 @@
+//! The provisioner function: SQS batches of provisioning hints and the scheduled sweep (see
+//! `handler.rs`).
+
+mod handler;
+
+use lambda_runtime::{Error, LambdaEvent, run, service_fn, tracing};
+use serde_json::Value;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    tracing::init_default_subscriber();
+    let rt = kerf_function::Runtime::from_env().await?;
+    let queue = rt.queue()?;
+    let (rt, queue) = (&rt, &queue);
+    run(service_fn(move |ev: LambdaEvent<Value>| async move {
+        handler::handle(rt, queue, &ev.context.request_id, ev.payload).await
+    }))
+    .await
+}

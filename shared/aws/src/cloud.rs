@@ -1,0 +1,338 @@
+//! The control layer's Cloud port on EC2 ([`Ec2Cloud`]): catalogs from instance-type
+//! discovery and live prices, zones limited to the class's subnets; launches through
+//! launch templates grouped by (AMI, max pods) and one CreateFleet per NodeClaim with the
+//! NodeClaim UID as ClientToken; instances described, listed by cluster tag and terminated.
+//! Node classes are resolved once a minute per class version; the cluster's endpoint, CA
+//! and version are read once per container.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use jiff::{SignedDuration, Timestamp};
+use kerf_api::v1::EC2NodeClass;
+use kerf_catalog::Catalog;
+use kerf_control::ports::cloud::NodeTaint;
+use kerf_control::ports::{self, Cloud, CloudError, LaunchRequest};
+use tokio::sync::OnceCell;
+
+use crate::cluster::{self, Cluster};
+use crate::config::Clients;
+use crate::discovery::Discovery;
+use crate::error::AwsError;
+use crate::fleet::{self, LaunchOption};
+use crate::instances::{self, InstanceInfo};
+use crate::launch;
+use crate::launch_template::{self, LaunchTemplateSpec};
+use crate::nodeclass::{self, Resolved};
+use crate::price_book::PriceBook;
+use crate::userdata::{self, NodeBootstrap};
+
+/// How long a resolved node class is reused (Karpenter's subnet/SG/AMI caches: 1–5 min).
+pub const CLASS_TTL: SignedDuration = SignedDuration::from_mins(1);
+
+/// What the adapter needs to know beyond the clients.
+#[derive(Clone, Debug)]
+pub struct CloudSettings {
+    pub cluster: String,
+    pub region: String,
+    /// SSM root of the EKS AMI parameters.
+    pub ssm_root: String,
+    /// The cluster's join facts; read with DescribeCluster when `None`.
+    pub cluster_info: Option<Cluster>,
+    /// Restrict discovery to these instance types (tests; empty = all).
+    pub instance_types: Vec<String>,
+}
+
+impl CloudSettings {
+    pub fn new(cluster: &str, region: &str) -> Self {
+        CloudSettings {
+            cluster: cluster.into(),
+            region: region.into(),
+            ssm_root: crate::ami::DEFAULT_SSM_ROOT.into(),
+            cluster_info: None,
+            instance_types: Vec::new(),
+        }
+    }
+}
+
+type ClassKey = (String, String);
+
+/// The Cloud port on EC2.
+pub struct Ec2Cloud {
+    clients: Clients,
+    settings: CloudSettings,
+    discovery: Discovery,
+    prices: PriceBook,
+    cluster: OnceCell<Cluster>,
+    classes: Mutex<BTreeMap<ClassKey, (Timestamp, Arc<Resolved>)>>,
+}
+
+impl std::fmt::Debug for Ec2Cloud {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ec2Cloud")
+            .field("cluster", &self.settings.cluster)
+            .finish_non_exhaustive()
+    }
+}
+
+impl From<AwsError> for CloudError {
+    fn from(e: AwsError) -> Self {
+        match e {
+            AwsError::NoCapacity(keys) => CloudError::NoCapacity(keys),
+            AwsError::NotFound(i) => CloudError::NotFound(i.to_string()),
+            AwsError::Throttled(i) => CloudError::Throttled(i.to_string()),
+            AwsError::Unauthorized(i) => CloudError::Unauthorized(i.to_string()),
+            AwsError::InvalidRequest(i) => CloudError::InvalidRequest(i.to_string()),
+            AwsError::Transient(i) => CloudError::Transient(i.to_string()),
+        }
+    }
+}
+
+fn instance(i: InstanceInfo) -> ports::Instance {
+    ports::Instance {
+        provider_id: i.provider_id(),
+        id: i.id,
+        instance_type: i.instance_type,
+        zone: i.zone,
+        state: i.state,
+        capacity_type: i.capacity_type,
+        launch_time: i.launch_time,
+        image_id: i.image_id,
+        tags: i.tags,
+    }
+}
+
+fn arch_of(label: &str) -> &str {
+    match label {
+        "amd64" => "x86_64",
+        other => other,
+    }
+}
+
+impl Ec2Cloud {
+    pub fn new(clients: Clients, settings: CloudSettings) -> Self {
+        Ec2Cloud {
+            discovery: Discovery::new(&settings.region, settings.instance_types.clone()),
+            prices: PriceBook::new(&settings.region, settings.instance_types.clone()),
+            cluster: OnceCell::new(),
+            classes: Mutex::new(BTreeMap::new()),
+            clients,
+            settings,
+        }
+    }
+
+    async fn cluster(&self) -> Result<&Cluster, AwsError> {
+        self.cluster
+            .get_or_try_init(|| async {
+                match &self.settings.cluster_info {
+                    Some(c) => Ok(c.clone()),
+                    None => cluster::describe(&self.clients.eks, &self.settings.cluster).await,
+                }
+            })
+            .await
+    }
+
+    /// The class resolved (cached for [`CLASS_TTL`] per name and resourceVersion).
+    pub async fn resolved(&self, c: &EC2NodeClass) -> Result<Arc<Resolved>, AwsError> {
+        let key = (
+            c.metadata.name.clone().unwrap_or_default(),
+            c.metadata.resource_version.clone().unwrap_or_default(),
+        );
+        let now = Timestamp::now();
+        if let Some((at, r)) = self
+            .classes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            && now < *at + CLASS_TTL
+        {
+            return Ok(r.clone());
+        }
+        let version = self.cluster().await?.version.clone();
+        let r = Arc::new(
+            nodeclass::resolve(
+                &self.clients.ec2,
+                &self.clients.ssm,
+                c,
+                &version,
+                &self.settings.ssm_root,
+            )
+            .await?,
+        );
+        self.classes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, (now, r.clone()));
+        Ok(r)
+    }
+
+    async fn class_catalog(&self, c: &EC2NodeClass) -> Result<Catalog, CloudError> {
+        let resolved = self.resolved(c).await?;
+        let settings = kerf_convert::cluster::settings(c)
+            .map_err(|e| CloudError::NodeClassNotReady(e.to_string()))?;
+        let zones: BTreeSet<String> = resolved.subnets.keys().cloned().collect();
+        let now = Timestamp::now();
+        let prices = self
+            .prices
+            .prices(&self.clients.pricing, &self.clients.ec2, now)
+            .await;
+        let (catalog, _) = self
+            .discovery
+            .catalog(&self.clients.ec2, now, Some(&zones), &prices, &settings)
+            .await
+            .map_err(|e| CloudError::Transient(e.to_string()))?;
+        Ok(catalog)
+    }
+
+    /// One launch template per (AMI, max pods) group of the options, in option order.
+    fn templates(
+        &self,
+        cluster: &Cluster,
+        req: &LaunchRequest,
+        resolved: &Resolved,
+        catalog: &Catalog,
+    ) -> Result<(Vec<LaunchOption>, Vec<LaunchTemplateSpec>), CloudError> {
+        let mut specs: Vec<LaunchTemplateSpec> = Vec::new();
+        let mut options = Vec::new();
+        let mut tags = req.node_class.spec.tags.clone();
+        tags.insert(
+            format!("kubernetes.io/cluster/{}", self.settings.cluster),
+            "owned".into(),
+        );
+        tags.insert("eks:eks-cluster-name".into(), self.settings.cluster.clone());
+        for o in &req.options {
+            let Some(it) = catalog
+                .instance_types
+                .iter()
+                .find(|t| t.name == o.instance_type)
+            else {
+                continue;
+            };
+            let arch = arch_of(
+                it.labels
+                    .get("kubernetes.io/arch")
+                    .map(String::as_str)
+                    .unwrap_or("amd64"),
+            );
+            let Some(ami) = resolved.amis.iter().find(|a| a.arch == arch) else {
+                continue;
+            };
+            let max_pods = (it.capacity.get("pods") / 1000).max(0) as u32;
+            let node = NodeBootstrap {
+                labels: req.labels.clone(),
+                taints: req.taints.iter().map(taint).collect(),
+                max_pods: Some(max_pods),
+                kubelet: resolved.kubelet.clone(),
+            };
+            let spec = LaunchTemplateSpec {
+                image_id: ami.id.clone(),
+                security_group_ids: resolved.security_groups.clone(),
+                user_data: userdata::al2023(&cluster.info, &node, resolved.user_data.as_deref()),
+                block_devices: resolved.block_devices.clone(),
+                metadata: resolved.metadata.clone(),
+                instance_profile: resolved.instance_profile.clone(),
+                tags: tags.clone(),
+            };
+            let name = spec.name();
+            if !specs.iter().any(|s| s.name() == name) {
+                specs.push(spec);
+            }
+            options.push(LaunchOption {
+                instance_type: o.instance_type.clone(),
+                zone: o.zone.clone(),
+                price: o.price,
+                launch_template: name,
+            });
+        }
+        if options.is_empty() {
+            return Err(CloudError::NodeClassNotReady(
+                "no AMI for the architecture of any requested instance type".into(),
+            ));
+        }
+        Ok((options, specs))
+    }
+}
+
+fn taint(t: &NodeTaint) -> userdata::Taint {
+    userdata::Taint {
+        key: t.key.clone(),
+        value: t.value.clone(),
+        effect: t.effect.clone(),
+    }
+}
+
+impl Cloud for Ec2Cloud {
+    async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
+        self.class_catalog(class).await.map(Arc::new)
+    }
+
+    async fn launch(&self, req: &LaunchRequest) -> Result<ports::Launched, CloudError> {
+        let cluster = self.cluster().await?.clone();
+        let resolved = self.resolved(&req.node_class).await?;
+        let catalog = self.class_catalog(&req.node_class).await?;
+        let (options, specs) = self.templates(&cluster, req, &resolved, &catalog)?;
+        for s in &specs {
+            launch_template::ensure(&self.clients.ec2, s).await?;
+        }
+        let fleet_req = fleet::LaunchRequest {
+            cluster: self.settings.cluster.clone(),
+            nodeclaim_name: req.node_claim.clone(),
+            nodeclaim_uid: req.node_claim_uid.clone(),
+            nodepool: req.node_pool.clone(),
+            nodeclass: req.node_class.metadata.name.clone().unwrap_or_default(),
+            capacity_type: req.capacity_type,
+            options,
+            subnets: resolved.subnets.clone(),
+            tags: req.node_class.spec.tags.clone(),
+        };
+        let l = launch::launch_ensuring(&self.clients.ec2, &fleet_req, &specs).await?;
+        let image_id = catalog
+            .instance_types
+            .iter()
+            .find(|t| t.name == l.instance_type)
+            .and_then(|it| {
+                let arch = arch_of(
+                    it.labels
+                        .get("kubernetes.io/arch")
+                        .map(String::as_str)
+                        .unwrap_or("amd64"),
+                );
+                resolved
+                    .amis
+                    .iter()
+                    .find(|a| a.arch == arch)
+                    .map(|a| a.id.clone())
+            });
+        Ok(ports::Launched {
+            instance_id: l.instance_id,
+            provider_id: l.provider_id,
+            instance_type: l.instance_type,
+            zone: l.zone,
+            capacity_type: l.capacity_type,
+            image_id,
+            unavailable: l.unavailable,
+        })
+    }
+
+    async fn describe(&self, ids: &[String]) -> Result<Vec<ports::Instance>, CloudError> {
+        Ok(instances::describe(&self.clients.ec2, ids)
+            .await?
+            .into_iter()
+            .map(instance)
+            .collect())
+    }
+
+    async fn list(&self) -> Result<Vec<ports::Instance>, CloudError> {
+        Ok(
+            instances::list_cluster(&self.clients.ec2, &self.settings.cluster)
+                .await?
+                .into_iter()
+                .map(instance)
+                .collect(),
+        )
+    }
+
+    async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
+        Ok(instances::terminate(&self.clients.ec2, ids).await?)
+    }
+}

@@ -1,0 +1,187 @@
+//! What an EC2NodeClass resolves to before a launch: its subnets (one per zone), security
+//! groups, AMIs by architecture, instance profile, and the launch-template parameters
+//! (block devices, metadata options, kubelet settings, user data) — resolved from the
+//! class's selector terms, cached for a minute per class version, as Karpenter's
+//! subnet/security-group/AMI caches do.
+
+use std::collections::BTreeMap;
+
+use kerf_api::v1::EC2NodeClass;
+use serde_json::{Map, Value};
+
+use crate::ami::{self, Alias, ImageTerm, ResolvedAmi};
+use crate::error::AwsError;
+use crate::launch_template::{BlockDevice, MetadataOptions};
+use crate::network::{self, SelectorTerm, Subnet};
+
+/// A node class, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    /// One subnet per zone (the most free addresses).
+    pub subnets: BTreeMap<String, Subnet>,
+    pub security_groups: Vec<String>,
+    /// The newest AMI per architecture (`x86_64`, `arm64`).
+    pub amis: Vec<ResolvedAmi>,
+    pub instance_profile: Option<String>,
+    pub block_devices: Vec<BlockDevice>,
+    pub metadata: MetadataOptions,
+    /// KubeletConfiguration fields from `spec.kubelet` (without `maxPods`, set per type).
+    pub kubelet: Map<String, Value>,
+    pub user_data: Option<String>,
+}
+
+fn terms<T>(v: &[T], f: impl Fn(&T) -> SelectorTerm) -> Vec<SelectorTerm> {
+    v.iter().map(f).collect()
+}
+
+/// The selector terms of a class's subnets and security groups.
+pub fn network_terms(c: &EC2NodeClass) -> (Vec<SelectorTerm>, Vec<SelectorTerm>) {
+    let s = &c.spec;
+    let subnets = terms(&s.subnet_selector_terms, |t| SelectorTerm {
+        id: t.id.clone(),
+        name: None,
+        tags: t.tags.clone(),
+    });
+    let groups = terms(&s.security_group_selector_terms, |t| SelectorTerm {
+        id: t.id.clone(),
+        name: t.name.clone(),
+        tags: t.tags.clone(),
+    });
+    (subnets, groups)
+}
+
+/// Block devices: the class's, or AL2023's root volume.
+pub fn block_devices(c: &EC2NodeClass) -> Vec<BlockDevice> {
+    let mapped: Vec<BlockDevice> = c
+        .spec
+        .block_device_mappings
+        .iter()
+        .filter_map(|m| {
+            let ebs = m.ebs.as_ref()?;
+            let gib = ebs
+                .volume_size
+                .as_deref()
+                .and_then(|q| kerf_catalog::quantity::parse(q).ok())
+                .map(|milli| ((milli / 1000 + (1 << 30) - 1) >> 30) as i32)
+                .unwrap_or(20);
+            Some(BlockDevice {
+                device_name: m.device_name.clone().unwrap_or_else(|| "/dev/xvda".into()),
+                volume_size_gib: gib,
+                volume_type: ebs.volume_type.clone().unwrap_or_else(|| "gp3".into()),
+                encrypted: ebs.encrypted.unwrap_or(true),
+                iops: ebs.iops.map(|v| v as i32),
+                throughput: ebs.throughput.map(|v| v as i32),
+                kms_key_id: ebs.kms_key_id.clone(),
+                delete_on_termination: ebs.delete_on_termination.unwrap_or(true),
+            })
+        })
+        .collect();
+    if mapped.is_empty() {
+        vec![BlockDevice::al2023_root()]
+    } else {
+        mapped
+    }
+}
+
+/// Metadata options: the class's over Karpenter's defaults.
+pub fn metadata(c: &EC2NodeClass) -> MetadataOptions {
+    let mut m = MetadataOptions::default();
+    if let Some(o) = &c.spec.metadata_options {
+        if let Some(v) = &o.http_endpoint {
+            m.http_endpoint = v.clone();
+        }
+        if let Some(v) = o.http_put_response_hop_limit {
+            m.http_put_response_hop_limit = v as i32;
+        }
+        if let Some(v) = &o.http_tokens {
+            m.http_tokens = v.clone();
+        }
+    }
+    m
+}
+
+/// `spec.kubelet` as KubeletConfiguration fields (same names), `maxPods` left out.
+pub fn kubelet(c: &EC2NodeClass) -> Map<String, Value> {
+    let mut m = match serde_json::to_value(&c.spec.kubelet) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    m.remove("maxPods");
+    m
+}
+
+/// Resolves everything a launch with `c` needs from EC2 and SSM.
+pub async fn resolve(
+    ec2: &aws_sdk_ec2::Client,
+    ssm: &aws_sdk_ssm::Client,
+    c: &EC2NodeClass,
+    k8s_version: &str,
+    ssm_root: &str,
+) -> Result<Resolved, AwsError> {
+    let (subnet_terms, group_terms) = network_terms(c);
+    let subnets = network::subnets(ec2, &subnet_terms).await?;
+    if subnets.is_empty() {
+        return Err(AwsError::invalid(
+            "DescribeSubnets",
+            "no subnet matches spec.subnetSelectorTerms",
+        ));
+    }
+    let groups = network::security_groups(ec2, &group_terms).await?;
+    if groups.is_empty() {
+        return Err(AwsError::invalid(
+            "DescribeSecurityGroups",
+            "no security group matches spec.securityGroupSelectorTerms",
+        ));
+    }
+    let amis = amis(ec2, ssm, c, k8s_version, ssm_root).await?;
+    Ok(Resolved {
+        subnets: network::zonal_subnets(&subnets),
+        security_groups: groups.into_iter().map(|g| g.id).collect(),
+        amis,
+        instance_profile: c
+            .spec
+            .instance_profile
+            .clone()
+            .or_else(|| c.spec.role.clone()),
+        block_devices: block_devices(c),
+        metadata: metadata(c),
+        kubelet: kubelet(c),
+        user_data: c.spec.user_data.clone(),
+    })
+}
+
+async fn amis(
+    ec2: &aws_sdk_ec2::Client,
+    ssm: &aws_sdk_ssm::Client,
+    c: &EC2NodeClass,
+    k8s_version: &str,
+    ssm_root: &str,
+) -> Result<Vec<ResolvedAmi>, AwsError> {
+    if let Some(alias) = c
+        .spec
+        .ami_selector_terms
+        .iter()
+        .find_map(|t| t.alias.clone())
+    {
+        return ami::resolve_alias(ssm, ec2, &Alias::parse(&alias)?, k8s_version, ssm_root).await;
+    }
+    let terms: Vec<ImageTerm> = c
+        .spec
+        .ami_selector_terms
+        .iter()
+        .map(|t| ImageTerm {
+            id: t.id.clone(),
+            name: t.name.clone(),
+            owner: t.owner.clone(),
+            tags: t.tags.clone(),
+        })
+        .collect();
+    let found = ami::resolve_terms(ec2, &terms).await?;
+    if found.is_empty() {
+        return Err(AwsError::invalid(
+            "DescribeImages",
+            "no AMI matches spec.amiSelectorTerms",
+        ));
+    }
+    Ok(found)
+}

@@ -1,0 +1,179 @@
+//! Function configuration from environment variables (SAM sets them from the template's
+//! parameters and resources).
+//!
+//! | variable | meaning |
+//! |---|---|
+//! | `KERF_CLUSTER_NAME` | the EKS cluster (required) |
+//! | `AWS_REGION` | the region (Lambda sets it) |
+//! | `KERF_NAMESPACE` | namespace of Kerf's Lease and cache ConfigMap (default `kerf`) |
+//! | `KERF_PROVISIONING_QUEUE_URL` | the provisioning queue (webhook, provisioner) |
+//! | `KERF_EVENT_BUS` | EventBridge bus for decision events (default bus when unset) |
+//! | `KERF_WEBHOOK_SECRET_PARAMETER` | SSM SecureString holding the webhook's path secret |
+//! | `KERF_LOG_LEVEL` / `AWS_LAMBDA_LOG_LEVEL` | `debug`, `info` (default), `warn`, `error` |
+//! | `KERF_SSM_ROOT` | root of the EKS AMI parameters (default `/aws/service`) |
+//! | `KERF_KUBE_ENDPOINT`, `KERF_KUBE_CA_DATA`, `KERF_KUBE_TOKEN` | a fixed API server instead of EKS discovery (local runs) |
+//! | `KERF_CLUSTER_ENDPOINT`, `KERF_CLUSTER_CA_DATA`, `KERF_KUBERNETES_VERSION` | the join facts instead of DescribeCluster |
+//! | `KERF_INSTANCE_TYPES` | comma-separated types to restrict discovery to (tests) |
+
+use std::collections::BTreeMap;
+
+use kerf_control::log::Level;
+
+/// A configuration problem, naming the variable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{0} is required")]
+    Missing(&'static str),
+    #[error("{name}: {message}")]
+    Invalid { name: &'static str, message: String },
+}
+
+/// Where the Kubernetes API is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KubeSource {
+    /// DescribeCluster and EKS tokens.
+    Eks,
+    /// A fixed endpoint (CA bundle base64, may be empty; bearer token, may be empty).
+    Fixed {
+        endpoint: String,
+        ca_data: String,
+        token: String,
+    },
+}
+
+/// Everything read from the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub cluster_name: String,
+    pub region: String,
+    pub namespace: String,
+    pub provisioning_queue_url: Option<String>,
+    pub event_bus: Option<String>,
+    pub webhook_secret_parameter: Option<String>,
+    pub log_level: Level,
+    pub ssm_root: Option<String>,
+    pub kube: KubeSource,
+    /// (endpoint, CA data, Kubernetes version) when given instead of DescribeCluster.
+    pub cluster_info: Option<(String, String, String)>,
+    pub instance_types: Vec<String>,
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_vars(&std::env::vars().collect())
+    }
+
+    /// Reads a set of variables.
+    pub fn from_vars(v: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+        let get = |k: &str| v.get(k).filter(|s| !s.is_empty()).cloned();
+        let required = |k: &'static str| get(k).ok_or(ConfigError::Missing(k));
+        let level_text = get("KERF_LOG_LEVEL").or_else(|| get("AWS_LAMBDA_LOG_LEVEL"));
+        let log_level = match level_text {
+            Some(l) => Level::parse(&l).ok_or_else(|| ConfigError::Invalid {
+                name: "KERF_LOG_LEVEL",
+                message: format!("{l:?} is not debug, info, warn or error"),
+            })?,
+            None => Level::Info,
+        };
+        let kube = match get("KERF_KUBE_ENDPOINT") {
+            Some(endpoint) => KubeSource::Fixed {
+                endpoint,
+                ca_data: get("KERF_KUBE_CA_DATA").unwrap_or_default(),
+                token: get("KERF_KUBE_TOKEN").unwrap_or_default(),
+            },
+            None => KubeSource::Eks,
+        };
+        let cluster_info = match (get("KERF_CLUSTER_ENDPOINT"), get("KERF_KUBERNETES_VERSION")) {
+            (Some(e), Some(ver)) => Some((e, get("KERF_CLUSTER_CA_DATA").unwrap_or_default(), ver)),
+            _ => None,
+        };
+        Ok(Config {
+            cluster_name: required("KERF_CLUSTER_NAME")?,
+            region: get("AWS_REGION")
+                .or_else(|| get("AWS_DEFAULT_REGION"))
+                .ok_or(ConfigError::Missing("AWS_REGION"))?,
+            namespace: get("KERF_NAMESPACE").unwrap_or_else(|| "kerf".into()),
+            provisioning_queue_url: get("KERF_PROVISIONING_QUEUE_URL"),
+            event_bus: get("KERF_EVENT_BUS"),
+            webhook_secret_parameter: get("KERF_WEBHOOK_SECRET_PARAMETER"),
+            log_level,
+            ssm_root: get("KERF_SSM_ROOT"),
+            kube,
+            cluster_info,
+            instance_types: get("KERF_INSTANCE_TYPES")
+                .map(|s| {
+                    s.split(',')
+                        .map(|t| t.trim().to_string())
+                        .filter(|t| !t.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+    }
+
+    /// The provisioning queue URL, required by the functions that send to it.
+    pub fn queue_url(&self) -> Result<&str, ConfigError> {
+        self.provisioning_queue_url
+            .as_deref()
+            .ok_or(ConfigError::Missing("KERF_PROVISIONING_QUEUE_URL"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_overrides_and_errors_name_the_variable() {
+        let c = Config::from_vars(&vars(&[
+            ("KERF_CLUSTER_NAME", "demo"),
+            ("AWS_REGION", "us-west-2"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (c.namespace.as_str(), c.log_level, c.kube.clone()),
+            ("kerf", Level::Info, KubeSource::Eks)
+        );
+        assert_eq!(
+            c.queue_url(),
+            Err(ConfigError::Missing("KERF_PROVISIONING_QUEUE_URL"))
+        );
+        let c = Config::from_vars(&vars(&[
+            ("KERF_CLUSTER_NAME", "demo"),
+            ("AWS_REGION", "us-west-2"),
+            ("KERF_KUBE_ENDPOINT", "http://127.0.0.1:1"),
+            ("AWS_LAMBDA_LOG_LEVEL", "DEBUG"),
+            ("KERF_INSTANCE_TYPES", "m5.large, c5.large"),
+        ]))
+        .unwrap();
+        assert!(
+            matches!(c.kube, KubeSource::Fixed { ref endpoint, .. } if endpoint == "http://127.0.0.1:1")
+        );
+        assert_eq!(c.log_level, Level::Debug);
+        assert_eq!(c.instance_types, ["m5.large", "c5.large"]);
+        assert_eq!(
+            Config::from_vars(&vars(&[("AWS_REGION", "x")])),
+            Err(ConfigError::Missing("KERF_CLUSTER_NAME"))
+        );
+        let bad = Config::from_vars(&vars(&[
+            ("KERF_CLUSTER_NAME", "d"),
+            ("AWS_REGION", "r"),
+            ("KERF_LOG_LEVEL", "loud"),
+        ]));
+        assert!(matches!(
+            bad,
+            Err(ConfigError::Invalid {
+                name: "KERF_LOG_LEVEL",
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,201 @@
+//! The sample events in `events/` through the handlers the functions run, against the
+//! simulated cluster: each fixture is a realistic payload of one trigger.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
+use base64::Engine;
+use kerf_control::handlers::{provisioner, webhook};
+use kerf_e2e::world::*;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+const SECRET: &str = "kerf-example-secret";
+
+fn fixture(name: &str) -> Value {
+    serde_json::from_str(&read(&format!("events/{name}"))).unwrap()
+}
+
+fn answer(r: &webhook::HttpResponse) -> &Value {
+    &r.body["response"]
+}
+
+#[tokio::test]
+async fn webhook_fixtures() {
+    let w = getting_started().await.unwrap();
+    let ctx = &w.webhook;
+
+    let valid = webhook::handle(
+        ctx,
+        &w.queue,
+        SECRET,
+        &fixture("webhook-nodepool-valid.json"),
+    )
+    .await;
+    assert_eq!(
+        (valid.status, answer(&valid)["allowed"].clone()),
+        (200, json!(true))
+    );
+    assert_eq!(
+        answer(&valid)["uid"],
+        "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"
+    );
+
+    let invalid = webhook::handle(
+        ctx,
+        &w.queue,
+        SECRET,
+        &fixture("webhook-nodepool-invalid.json"),
+    )
+    .await;
+    assert_eq!(answer(&invalid)["allowed"], false);
+    let msg = answer(&invalid)["status"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for part in [
+        "spec.template.spec.requirements[2].values: no valid capacity type",
+        "spec.template.spec.startupTaints[0]: duplicate taint",
+        "spec.disruption.budgets[0].schedule: invalid cron",
+    ] {
+        assert!(msg.contains(part), "{part} not in {msg}");
+    }
+
+    let before = w.queue.len();
+    let pod = webhook::handle(
+        ctx,
+        &w.queue,
+        SECRET,
+        &fixture("webhook-pod-unschedulable.json"),
+    )
+    .await;
+    assert_eq!(answer(&pod)["allowed"], true);
+    assert_eq!(w.queue.len(), before + 1, "a provisioning hint was queued");
+
+    let mut wrong = fixture("webhook-pod-unschedulable.json");
+    wrong["rawPath"] = json!("/guess/admit");
+    let denied = webhook::handle(ctx, &w.queue, SECRET, &wrong).await;
+    assert_eq!(denied.status, 401);
+    assert_eq!(
+        w.queue.len(),
+        before + 1,
+        "no side effect without the secret"
+    );
+    let mut big = fixture("webhook-pod-unschedulable.json");
+    big["body"] = json!("x".repeat(webhook::MAX_BODY + 1));
+    assert_eq!(
+        webhook::handle(ctx, &w.queue, SECRET, &big).await.status,
+        413
+    );
+    let mut junk = fixture("webhook-pod-unschedulable.json");
+    junk["body"] = json!("{\"kind\": \"AdmissionReview\"}");
+    assert_eq!(
+        webhook::handle(ctx, &w.queue, SECRET, &junk).await.status,
+        400
+    );
+}
+
+#[tokio::test]
+async fn node_create_fixture_registers_with_its_nodeclaim() {
+    let w = getting_started().await.unwrap();
+    let claims: Api<kerf_api::v1::NodeClaim> = Api::all(w.client.clone());
+    let claim: kerf_api::v1::NodeClaim = serde_json::from_value(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {"name": "default-x7k2p", "labels": {"karpenter.sh/nodepool": "default", "team": "web"}},
+        "spec": {"requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": ["default"]}],
+            "startupTaints": [{"key": "node.cilium.io/agent-not-ready", "effect": "NoExecute"}],
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}))
+    .unwrap();
+    claims.create(&PostParams::default(), &claim).await.unwrap();
+    let status = json!({"status": {"providerID": "aws:///us-west-2a/i-0a1b2c3d4e5f60718"}});
+    claims
+        .patch_status(
+            "default-x7k2p",
+            &PatchParams::default(),
+            &Patch::Merge(&status),
+        )
+        .await
+        .unwrap();
+
+    let r = webhook::handle(
+        &w.webhook,
+        &w.queue,
+        SECRET,
+        &fixture("webhook-node-create.json"),
+    )
+    .await;
+    let resp = answer(&r);
+    assert_eq!(
+        (resp["allowed"].clone(), resp["patchType"].clone()),
+        (json!(true), json!("JSONPatch"))
+    );
+    let patch: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::STANDARD
+            .decode(resp["patch"].as_str().unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    let mut node = serde_json::from_str::<Value>(
+        fixture("webhook-node-create.json")["body"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap()["request"]["object"]
+        .clone();
+    json_patch::patch(
+        &mut node,
+        &serde_json::from_value::<json_patch::Patch>(patch).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        node["metadata"]["labels"]["karpenter.sh/registered"],
+        "true"
+    );
+    assert_eq!(node["metadata"]["labels"]["team"], "web");
+    assert_eq!(
+        node["metadata"]["finalizers"],
+        json!(["karpenter.sh/termination"])
+    );
+    assert_eq!(
+        node["metadata"]["ownerReferences"][0]["name"],
+        "default-x7k2p"
+    );
+    assert_eq!(
+        node["spec"]["taints"],
+        Value::Null,
+        "unregistered gone; taints not synced (do-not-sync-taints)"
+    );
+    let c = claims.get("default-x7k2p").await.unwrap();
+    assert!(condition(&c, "Registered"));
+    assert_eq!(
+        c.status.unwrap().node_name.as_deref(),
+        Some("ip-192-168-42-7.us-west-2.compute.internal")
+    );
+}
+
+#[tokio::test]
+async fn provisioner_fixtures() {
+    let mut w = getting_started().await.unwrap();
+    w.apply(&inflate(3)).await.unwrap();
+    w.tick().await.unwrap();
+    let batch = provisioner::handle(
+        &w.provisioner,
+        &w.queue,
+        "req-1",
+        &fixture("sqs-provisioning-batch.json"),
+    )
+    .await;
+    assert_eq!(batch, json!({"batchItemFailures": []}));
+    assert_eq!(
+        claims(&w.client).await.len(),
+        1,
+        "the hint's bodies only wake the provisioner"
+    );
+    let sweep = provisioner::handle(
+        &w.provisioner,
+        &w.queue,
+        "req-2",
+        &fixture("scheduled-event.json"),
+    )
+    .await;
+    assert_eq!(sweep["status"], "ok");
+    assert_eq!(sweep["launched"], json!([]), "nothing more to launch");
+}
