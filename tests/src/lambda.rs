@@ -186,6 +186,18 @@ impl Drop for Function {
 }
 
 impl Function {
+    /// Waits up to `limit` for the process to exit; its status if it did.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
     /// Starts `binary` with the Lambda environment for `api` plus `env`; its output goes to
     /// `log` when given (tests that read it), else nowhere.
     pub fn start(

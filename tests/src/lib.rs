@@ -5,6 +5,7 @@
 //! Test support: a failure to set up panics the test that asked for it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod account;
 pub mod lambda;
 pub mod moto;
 pub mod world;

@@ -18,7 +18,7 @@ use crate::config::{Config, ConfigError, KubeSource};
 pub type FnCtx = Ctx<KubeCluster, Arc<Ec2Cloud>, EventBridgePublisher>;
 
 /// A failure starting the container.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 pub enum StartError {
     #[error("configuration: {0}")]
     Config(#[from] ConfigError),
@@ -26,6 +26,13 @@ pub enum StartError {
     Kube(String),
     #[error("webhook secret: {0}")]
     Secret(String),
+}
+
+/// Start-up errors end the process, which prints them with `Debug`: print the message.
+impl std::fmt::Debug for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 enum Kube {
