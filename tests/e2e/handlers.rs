@@ -199,3 +199,46 @@ async fn provisioner_fixtures() {
     assert_eq!(sweep["status"], "ok");
     assert_eq!(sweep["launched"], json!([]), "nothing more to launch");
 }
+
+#[tokio::test]
+async fn a_kerf_failure_never_blocks_a_node_and_a_failed_publish_never_fails_a_launch() {
+    let mut w = getting_started().await.unwrap();
+    w.sim.inject(kerf_sim::Fault {
+        method: "GET".into(),
+        path_contains: "/nodeclaims".into(),
+        times: 1,
+        error: kerf_sim::ApiError::internal("etcd is sad"),
+    });
+    let r = webhook::handle(
+        &w.webhook,
+        &w.queue,
+        SECRET,
+        &fixture("webhook-node-create.json"),
+    )
+    .await;
+    assert_eq!(
+        (r.status, answer(&r)["allowed"].clone()),
+        (200, json!(true))
+    );
+    assert!(answer(&r)["patch"].is_null(), "no patch without the claims");
+    assert!(
+        !w.logs
+            .with_message("could not list nodeclaims to register a node")
+            .is_empty()
+    );
+
+    w.publisher.fail(100);
+    w.apply(&inflate(2)).await.unwrap();
+    assert!(
+        w.run_until(jiff::SignedDuration::from_mins(3), |c| all_running(c, 2))
+            .await
+            .unwrap()
+    );
+    assert!(w.publisher.events().is_empty());
+    assert!(
+        !w.logs
+            .with_message("could not publish decision events")
+            .is_empty()
+    );
+    assert_eq!(claims(&w.client).await.len(), 1);
+}
