@@ -20,7 +20,7 @@ use crate::config::Clients;
 use crate::discovery::Discovery;
 use crate::error::AwsError;
 use crate::fleet::{self, LaunchOption};
-use crate::instances::{self, InstanceInfo};
+use crate::instances;
 use crate::launch;
 use crate::launch_template::{self, LaunchTemplateSpec};
 use crate::nodeclass::{self, Resolved};
@@ -85,20 +85,6 @@ impl From<AwsError> for CloudError {
             AwsError::InvalidRequest(i) => CloudError::InvalidRequest(i.to_string()),
             AwsError::Transient(i) => CloudError::Transient(i.to_string()),
         }
-    }
-}
-
-fn instance(i: InstanceInfo) -> ports::Instance {
-    ports::Instance {
-        provider_id: i.provider_id(),
-        id: i.id,
-        instance_type: i.instance_type,
-        zone: i.zone,
-        state: i.state,
-        capacity_type: i.capacity_type,
-        launch_time: i.launch_time,
-        image_id: i.image_id,
-        tags: i.tags,
     }
 }
 
@@ -315,21 +301,11 @@ impl Cloud for Ec2Cloud {
     }
 
     async fn describe(&self, ids: &[String]) -> Result<Vec<ports::Instance>, CloudError> {
-        Ok(instances::describe(&self.clients.ec2, ids)
-            .await?
-            .into_iter()
-            .map(instance)
-            .collect())
+        Ok(instances::describe(&self.clients.ec2, ids).await?)
     }
 
     async fn list(&self) -> Result<Vec<ports::Instance>, CloudError> {
-        Ok(
-            instances::list_cluster(&self.clients.ec2, &self.settings.cluster)
-                .await?
-                .into_iter()
-                .map(instance)
-                .collect(),
-        )
+        Ok(instances::list_cluster(&self.clients.ec2, &self.settings.cluster).await?)
     }
 
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {

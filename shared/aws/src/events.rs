@@ -203,6 +203,37 @@ fn health(env: &Envelope) -> Interruption {
     }
 }
 
+/// PutEvents with `entries` (at most 10); any failed entry is an error naming its code.
+/// Returns the event ids.
+pub async fn put_entries(
+    events: &aws_sdk_eventbridge::Client,
+    entries: Vec<aws_sdk_eventbridge::types::PutEventsRequestEntry>,
+) -> Result<Vec<String>, AwsError> {
+    let n = entries.len();
+    let out = events
+        .put_events()
+        .set_entries(Some(entries))
+        .send()
+        .await
+        .map_err(|e| from_sdk("PutEvents", e))?;
+    if out.failed_entry_count() > 0 {
+        let code = out
+            .entries()
+            .iter()
+            .find_map(|e| e.error_code())
+            .unwrap_or("Unknown");
+        return Err(AwsError::invalid(
+            "PutEvents",
+            format!("{} of {n} entries failed: {code}", out.failed_entry_count()),
+        ));
+    }
+    Ok(out
+        .entries()
+        .iter()
+        .filter_map(|e| e.event_id().map(str::to_string))
+        .collect())
+}
+
 /// Publishes one event (tests drive interruption flows this way; moto accepts `aws.*`
 /// sources, real EventBridge does not).
 pub async fn put_event(
@@ -218,29 +249,8 @@ pub async fn put_event(
         .detail(detail.to_string())
         .set_resources(Some(resources.to_vec()))
         .build();
-    let out = events
-        .put_events()
-        .entries(entry)
-        .send()
-        .await
-        .map_err(|e| from_sdk("PutEvents", e))?;
-    if out.failed_entry_count() > 0 {
-        let code = out
-            .entries()
-            .iter()
-            .find_map(|e| e.error_code())
-            .unwrap_or("Unknown");
-        return Err(AwsError::invalid(
-            "PutEvents",
-            format!("entry failed: {code}"),
-        ));
-    }
-    Ok(out
-        .entries()
-        .iter()
-        .find_map(|e| e.event_id())
-        .unwrap_or_default()
-        .to_string())
+    let ids = put_entries(events, vec![entry]).await?;
+    Ok(ids.into_iter().next().unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -1,9 +1,7 @@
 //! Instances: describe by id, list a cluster's instances by tag (for garbage collection), find
 //! the instance of a NodeClaim, idempotent termination and instance status.
 
-use std::collections::BTreeMap;
-
-use aws_sdk_ec2::types::{Filter, Instance, InstanceLifecycleType};
+use aws_sdk_ec2::types::{Filter, Instance as Ec2Instance, InstanceLifecycleType};
 use jiff::Timestamp;
 use kerf_catalog::CapacityType;
 
@@ -13,25 +11,8 @@ use crate::fleet::provider_id;
 /// States of an instance that still counts (not terminated).
 pub const LIVE_STATES: &[&str] = &["pending", "running", "stopping", "stopped", "shutting-down"];
 
-/// What Kerf needs to know about one instance.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InstanceInfo {
-    pub id: String,
-    pub instance_type: String,
-    pub zone: String,
-    pub state: String,
-    pub capacity_type: CapacityType,
-    pub launch_time: Option<Timestamp>,
-    pub image_id: Option<String>,
-    pub private_dns_name: Option<String>,
-    pub tags: BTreeMap<String, String>,
-}
-
-impl InstanceInfo {
-    pub fn provider_id(&self) -> String {
-        provider_id(&self.zone, &self.id)
-    }
-}
+/// An instance as the Cloud port describes it.
+pub use kerf_control::ports::Instance;
 
 /// Health as DescribeInstanceStatus reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,19 +25,22 @@ pub struct InstanceStatus {
     pub events: Vec<String>,
 }
 
-fn to_info(i: &Instance) -> Option<InstanceInfo> {
+fn to_info(i: &Ec2Instance) -> Option<Instance> {
     let spot = i.instance_lifecycle() == Some(&InstanceLifecycleType::Spot);
-    Some(InstanceInfo {
-        id: i.instance_id()?.to_string(),
+    let id = i.instance_id()?.to_string();
+    let zone = i
+        .placement()
+        .and_then(|p| p.availability_zone())
+        .unwrap_or_default()
+        .to_string();
+    Some(Instance {
+        provider_id: provider_id(&zone, &id),
+        id,
         instance_type: i
             .instance_type()
             .map(|t| t.as_str().to_string())
             .unwrap_or_default(),
-        zone: i
-            .placement()
-            .and_then(|p| p.availability_zone())
-            .unwrap_or_default()
-            .to_string(),
+        zone,
         state: i
             .state()
             .and_then(|s| s.name())
@@ -71,7 +55,6 @@ fn to_info(i: &Instance) -> Option<InstanceInfo> {
             .launch_time()
             .and_then(|t| Timestamp::from_second(t.secs()).ok()),
         image_id: i.image_id().map(str::to_string),
-        private_dns_name: i.private_dns_name().map(str::to_string),
         tags: i
             .tags()
             .iter()
@@ -95,7 +78,7 @@ fn filter(name: &str, values: &[&str]) -> Filter {
 async fn describe_filtered(
     ec2: &aws_sdk_ec2::Client,
     filters: Vec<Filter>,
-) -> Result<Vec<InstanceInfo>, AwsError> {
+) -> Result<Vec<Instance>, AwsError> {
     let mut pages = ec2
         .describe_instances()
         .set_filters(Some(filters))
@@ -116,7 +99,7 @@ async fn describe_filtered(
 pub async fn describe(
     ec2: &aws_sdk_ec2::Client,
     ids: &[String],
-) -> Result<Vec<InstanceInfo>, AwsError> {
+) -> Result<Vec<Instance>, AwsError> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -128,7 +111,7 @@ pub async fn describe(
 pub async fn list_cluster(
     ec2: &aws_sdk_ec2::Client,
     cluster: &str,
-) -> Result<Vec<InstanceInfo>, AwsError> {
+) -> Result<Vec<Instance>, AwsError> {
     describe_filtered(
         ec2,
         vec![
@@ -145,7 +128,7 @@ pub async fn find_by_nodeclaim(
     ec2: &aws_sdk_ec2::Client,
     cluster: &str,
     nodeclaim: &str,
-) -> Result<Option<InstanceInfo>, AwsError> {
+) -> Result<Option<Instance>, AwsError> {
     let found = describe_filtered(
         ec2,
         vec![

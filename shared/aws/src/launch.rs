@@ -101,7 +101,7 @@ async fn attempt(
         Ok(Some(i)) => {
             return Attempt {
                 result: Ok(Launched {
-                    provider_id: i.provider_id(),
+                    provider_id: i.provider_id.clone(),
                     instance_id: i.id,
                     instance_type: i.instance_type,
                     zone: i.zone,

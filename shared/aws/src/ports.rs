@@ -47,25 +47,9 @@ impl Publisher for EventBridgePublisher {
                     .set_event_bus_name(self.bus.clone())
                     .build()
             });
-            let out = self
-                .client
-                .put_events()
-                .set_entries(Some(entries.collect()))
-                .send()
+            crate::events::put_entries(&self.client, entries.collect())
                 .await
-                .map_err(|e| PublishError(crate::error::from_sdk("PutEvents", e).to_string()))?;
-            if out.failed_entry_count() > 0 {
-                let code = out
-                    .entries()
-                    .iter()
-                    .find_map(|e| e.error_code())
-                    .unwrap_or("Unknown");
-                return Err(PublishError(format!(
-                    "{} of {} entries failed: {code}",
-                    out.failed_entry_count(),
-                    chunk.len()
-                )));
-            }
+                .map_err(|e| PublishError(e.to_string()))?;
         }
         Ok(())
     }

@@ -129,7 +129,7 @@ impl Runtime {
     /// empty metrics.
     pub async fn ctx(&self) -> Result<FnCtx, ClusterError> {
         let client = match &self.kube {
-            Kube::Eks(p) => p.client().await.map_err(ClusterError::from)?,
+            Kube::Eks(p) => p.client().await?,
             Kube::Fixed(c) => c.clone(),
         };
         Ok(Ctx {

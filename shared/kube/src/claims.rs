@@ -1,6 +1,6 @@
 //! NodeClaim writers: create (generateName, ownerReference, finalizer), status, conditions.
 
-use crate::error::KubeError;
+use crate::error::{ClusterError, KubeResult};
 use crate::write::{patch_if_unchanged, retry_on_conflict};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kerf_api::v1::{Condition, NodeClaim, NodeClaimStatus, NodePool};
@@ -48,15 +48,15 @@ pub async fn create(
     client: &Client,
     pool: &NodePool,
     claim: NodeClaim,
-) -> Result<NodeClaim, KubeError> {
+) -> Result<NodeClaim, ClusterError> {
     let api: Api<NodeClaim> = Api::all(client.clone());
     let claim = prepare(pool, claim);
     match api.create(&PostParams::default(), &claim).await {
         Err(kube::Error::Api(s)) if s.reason == "AlreadyExists" => {
             let name = claim.metadata.name.clone().unwrap_or_default();
-            Ok(api.get(&name).await?)
+            Ok(api.get(&name).await.kube()?)
         }
-        other => Ok(other?),
+        other => Ok(other.kube()?),
     }
 }
 
@@ -66,14 +66,15 @@ pub async fn patch_status(
     name: &str,
     resource_version: Option<&str>,
     status: &NodeClaimStatus,
-) -> Result<NodeClaim, KubeError> {
+) -> Result<NodeClaim, ClusterError> {
     let api: Api<NodeClaim> = Api::all(client.clone());
-    let status = serde_json::to_value(status).map_err(|e| KubeError::Fatal(e.to_string()))?;
+    let status = serde_json::to_value(status).map_err(|e| ClusterError::Fatal(e.to_string()))?;
     let rv = match resource_version {
         Some(rv) => rv.to_string(),
         None => api
             .get(name)
-            .await?
+            .await
+            .kube()?
             .metadata
             .resource_version
             .unwrap_or_default(),
@@ -111,12 +112,13 @@ pub async fn set_conditions(
     name: &str,
     conditions: &[Condition],
     now: jiff::Timestamp,
-) -> Result<NodeClaim, KubeError> {
+) -> Result<NodeClaim, ClusterError> {
     let api: Api<NodeClaim> = Api::all(client.clone());
-    let updates = serde_json::to_value(conditions).map_err(|e| KubeError::Fatal(e.to_string()))?;
+    let updates =
+        serde_json::to_value(conditions).map_err(|e| ClusterError::Fatal(e.to_string()))?;
     let updates = updates.as_array().cloned().unwrap_or_default();
     retry_on_conflict(|| async {
-        let nc = api.get(name).await?;
+        let nc = api.get(name).await.kube()?;
         let current = serde_json::to_value(&nc.status).unwrap_or(Value::Null);
         let current = current["conditions"]
             .as_array()
@@ -145,16 +147,16 @@ pub async fn label(
     client: &Client,
     name: &str,
     labels: &std::collections::BTreeMap<String, String>,
-) -> Result<NodeClaim, KubeError> {
+) -> Result<NodeClaim, ClusterError> {
     let api: Api<NodeClaim> = Api::all(client.clone());
     let patch = json!({"metadata": {"labels": labels}});
-    Ok(api
-        .patch(
-            name,
-            &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(&patch),
-        )
-        .await?)
+    api.patch(
+        name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&patch),
+    )
+    .await
+    .kube()
 }
 
 #[cfg(test)]

@@ -1,15 +1,15 @@
 //! Client construction from an endpoint, a CA bundle and a bearer token (client-side
 //! retries off: a PodDisruptionBudget's 429 must reach the caller at once).
 
-use crate::error::KubeError;
+use crate::error::ClusterError;
 use base64::Engine;
 use kube::Client;
 use std::time::Duration;
 
 /// Builds a client for `endpoint` trusting the base64-encoded PEM bundle `ca_data_b64`
 /// (as EKS DescribeCluster and kubeconfig `certificate-authority-data` give it).
-pub fn client_for(endpoint: &str, ca_data_b64: &str, token: &str) -> Result<Client, KubeError> {
-    let fatal = |e: &dyn std::fmt::Display| KubeError::Fatal(e.to_string());
+pub fn client_for(endpoint: &str, ca_data_b64: &str, token: &str) -> Result<Client, ClusterError> {
+    let fatal = |e: &dyn std::fmt::Display| ClusterError::Fatal(e.to_string());
     let mut config = kube::Config::new(endpoint.parse().map_err(|e| fatal(&e))?);
     // An empty bundle trusts nothing extra (plain HTTP to a local server, or public CAs).
     if !ca_data_b64.trim().is_empty() {

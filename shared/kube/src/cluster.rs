@@ -14,7 +14,6 @@ use kerf_control::ports::{
 use kube::Client;
 use kube::api::{Api, PostParams};
 
-use crate::error::KubeError;
 use crate::offerings::ConfigMapOfferingStore;
 use crate::snapshot::{self, SnapshotOptions};
 use crate::{claims, events, evict, lease, nodes, write};
@@ -58,26 +57,8 @@ impl KubeCluster {
     }
 }
 
-impl From<KubeError> for ClusterError {
-    fn from(e: KubeError) -> Self {
-        match e {
-            KubeError::NotFound(m) => ClusterError::NotFound(m),
-            KubeError::Conflict(m) => ClusterError::Conflict(m),
-            KubeError::Blocked {
-                retry_after,
-                message,
-            } => ClusterError::Blocked {
-                retry_after,
-                message,
-            },
-            KubeError::Transient(m) => ClusterError::Transient(m),
-            KubeError::Fatal(m) => ClusterError::Fatal(m),
-        }
-    }
-}
-
-fn port<T>(r: Result<T, KubeError>) -> Result<T, ClusterError> {
-    r.map_err(ClusterError::from)
+fn port<T>(r: Result<T, ClusterError>) -> Result<T, ClusterError> {
+    r
 }
 
 impl Cluster for KubeCluster {
@@ -149,7 +130,7 @@ impl Cluster for KubeCluster {
         let api: Api<Node> = Api::all(self.client.clone());
         let name = node.metadata.name.clone().unwrap_or_default();
         let r = api.replace(&name, &PostParams::default(), node).await;
-        port(r.map_err(KubeError::from))
+        r.map_err(crate::error::classify)
     }
 
     async fn delete_node(&self, name: &str, uid: Option<&str>) -> Result<Deleted, ClusterError> {

@@ -3,7 +3,7 @@
 //! objects). The name is derived from (uid, reason, message), so a repeated event bumps
 //! `count` and `lastTimestamp` on the existing Event instead of piling up duplicates.
 
-use crate::error::KubeError;
+use crate::error::{ClusterError, KubeResult};
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kerf_control::ports::{EventSpec, EventType};
@@ -104,7 +104,7 @@ pub async fn emit(
     client: &Client,
     spec: &EventSpec,
     now: jiff::Timestamp,
-) -> Result<(), KubeError> {
+) -> Result<(), ClusterError> {
     let ev = build(spec, now);
     let ns = ev.metadata.namespace.clone().unwrap_or_default();
     let api: Api<Event> = Api::namespaced(client.clone(), &ns);
@@ -112,14 +112,15 @@ pub async fn emit(
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.reason == "AlreadyExists" => {
             let name = ev.metadata.name.unwrap_or_default();
-            let old = api.get(&name).await?;
+            let old = api.get(&name).await.kube()?;
             let rv = old.metadata.resource_version.unwrap_or_default();
             let patch = json!({"metadata": {"resourceVersion": rv},
                 "count": old.count.unwrap_or(1) + 1, "lastTimestamp": Time(now)});
             api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await?;
+                .await
+                .kube()?;
             Ok(())
         }
-        Err(e) => Err(e.into()),
+        Err(e) => Err(crate::error::classify(e)),
     }
 }

@@ -1,7 +1,7 @@
 //! Pod eviction through the policy/v1 Eviction API, with a UID precondition like Karpenter.
 //! A PodDisruptionBudget block comes back at once as `Blocked` (client retries are off).
 
-use crate::error::KubeError;
+use crate::error::ClusterError;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::Eviction;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, ObjectMeta, Preconditions};
@@ -35,7 +35,7 @@ pub async fn evict(
     namespace: &str,
     name: &str,
     uid: Option<&str>,
-) -> Result<Evicted, KubeError> {
+) -> Result<Evicted, ClusterError> {
     let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let body = eviction(namespace, name, uid);
     let r = api
@@ -50,11 +50,11 @@ pub async fn evict(
         Ok(_) => Ok(Evicted::Evicted),
         Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => Ok(Evicted::AlreadyGone),
         Err(kube::Error::Api(s)) if s.code == 500 && s.message.contains(MULTIPLE_PDBS) => {
-            Err(KubeError::Blocked {
+            Err(ClusterError::Blocked {
                 retry_after: None,
                 message: s.message,
             })
         }
-        Err(e) => Err(e.into()),
+        Err(e) => Err(crate::error::classify(e)),
     }
 }

@@ -1,7 +1,7 @@
 //! Leader lease on coordination.k8s.io/v1 Lease: take, renew and release with optimistic
 //! concurrency (create, or replace with the read resourceVersion; a 409 is `Conflict`).
 
-use crate::error::KubeError;
+use crate::error::{ClusterError, KubeResult};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kerf_control::ports::{LeaseOutcome, LeaseRequest};
@@ -54,9 +54,9 @@ fn held(spec: &LeaseSpec) -> LeaseOutcome {
 }
 
 /// Takes the Lease if it is free, expired or ours; renews it if ours.
-pub async fn acquire(client: &Client, req: &LeaseRequest) -> Result<LeaseOutcome, KubeError> {
+pub async fn acquire(client: &Client, req: &LeaseRequest) -> Result<LeaseOutcome, ClusterError> {
     let api: Api<Lease> = Api::namespaced(client.clone(), &req.namespace);
-    let Some(mut lease) = api.get_opt(&req.name).await? else {
+    let Some(mut lease) = api.get_opt(&req.name).await.kube()? else {
         let spec = next_spec(None, req);
         let lease = Lease {
             metadata: ObjectMeta {
@@ -65,7 +65,7 @@ pub async fn acquire(client: &Client, req: &LeaseRequest) -> Result<LeaseOutcome
             },
             spec: Some(spec.clone()),
         };
-        api.create(&PostParams::default(), &lease).await?;
+        api.create(&PostParams::default(), &lease).await.kube()?;
         return Ok(held(&spec));
     };
     let current = lease.spec.clone().unwrap_or_default();
@@ -79,14 +79,15 @@ pub async fn acquire(client: &Client, req: &LeaseRequest) -> Result<LeaseOutcome
     let spec = next_spec(Some(&current), req);
     lease.spec = Some(spec.clone());
     api.replace(&req.name, &PostParams::default(), &lease)
-        .await?;
+        .await
+        .kube()?;
     Ok(held(&spec))
 }
 
 /// Releases the Lease if `req.holder` holds it, so the next caller need not wait it out.
-pub async fn release(client: &Client, req: &LeaseRequest) -> Result<(), KubeError> {
+pub async fn release(client: &Client, req: &LeaseRequest) -> Result<(), ClusterError> {
     let api: Api<Lease> = Api::namespaced(client.clone(), &req.namespace);
-    let Some(mut lease) = api.get_opt(&req.name).await? else {
+    let Some(mut lease) = api.get_opt(&req.name).await.kube()? else {
         return Ok(());
     };
     let mut spec = lease.spec.clone().unwrap_or_default();
@@ -98,6 +99,7 @@ pub async fn release(client: &Client, req: &LeaseRequest) -> Result<(), KubeErro
     spec.renew_time = Some(MicroTime(req.now));
     lease.spec = Some(spec);
     api.replace(&req.name, &PostParams::default(), &lease)
-        .await?;
+        .await
+        .kube()?;
     Ok(())
 }

@@ -6,8 +6,8 @@
 //! implements it on `kube::Client`; [`client_for`] builds one from an endpoint, CA bundle and
 //! bearer token with client-side retries off (a PodDisruptionBudget's 429 must reach the
 //! caller at once), and [`eks`] makes EKS tokens. [`offerings`] keeps the unavailable-offerings
-//! cache in a ConfigMap. The writers' errors are [`KubeError`], typed by what to do and
-//! mapped one to one onto the port's `ClusterError`.
+//! cache in a ConfigMap. kube-rs errors are classified into the port's `ClusterError` by
+//! [`error::classify`], typed by what to do.
 
 pub mod claims;
 pub mod client;
@@ -24,7 +24,6 @@ pub mod write;
 
 pub use client::client_for;
 pub use cluster::KubeCluster;
-pub use error::KubeError;
 pub use events::reasons;
 pub use kerf_control::ports::{
     Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome,

@@ -1,7 +1,7 @@
 //! Node writers: taint, untaint, cordon. Each reads the node and writes with a
 //! resourceVersion precondition, retrying on conflict; a write that changes nothing is skipped.
 
-use crate::error::KubeError;
+use crate::error::{ClusterError, KubeResult};
 use crate::write::{patch_if_unchanged, retry_on_conflict};
 use k8s_openapi::api::core::v1::{Node, Taint};
 use kube::Client;
@@ -24,13 +24,13 @@ pub fn without_taint(current: &[Taint], key: &str) -> Vec<Taint> {
     current.iter().filter(|t| t.key != key).cloned().collect()
 }
 
-async fn update_taints<F>(client: &Client, node: &str, change: F) -> Result<Node, KubeError>
+async fn update_taints<F>(client: &Client, node: &str, change: F) -> Result<Node, ClusterError>
 where
     F: Fn(&[Taint]) -> Vec<Taint>,
 {
     let api: Api<Node> = Api::all(client.clone());
     retry_on_conflict(|| async {
-        let n = api.get(node).await?;
+        let n = api.get(node).await.kube()?;
         let current = n
             .spec
             .as_ref()
@@ -47,7 +47,7 @@ where
 }
 
 /// Adds a taint.
-pub async fn taint(client: &Client, node: &str, taint: &Taint) -> Result<Node, KubeError> {
+pub async fn taint(client: &Client, node: &str, taint: &Taint) -> Result<Node, ClusterError> {
     update_taints(client, node, |cur| {
         let has = cur.iter().any(|t| t == taint);
         if has {
@@ -60,15 +60,19 @@ pub async fn taint(client: &Client, node: &str, taint: &Taint) -> Result<Node, K
 }
 
 /// Removes taints by key.
-pub async fn untaint(client: &Client, node: &str, key: &str) -> Result<Node, KubeError> {
+pub async fn untaint(client: &Client, node: &str, key: &str) -> Result<Node, ClusterError> {
     update_taints(client, node, |cur| without_taint(cur, key)).await
 }
 
 /// Sets `spec.unschedulable`.
-pub async fn cordon(client: &Client, node: &str, unschedulable: bool) -> Result<Node, KubeError> {
+pub async fn cordon(
+    client: &Client,
+    node: &str,
+    unschedulable: bool,
+) -> Result<Node, ClusterError> {
     let api: Api<Node> = Api::all(client.clone());
     retry_on_conflict(|| async {
-        let n = api.get(node).await?;
+        let n = api.get(node).await.kube()?;
         let current = n
             .spec
             .as_ref()

@@ -17,7 +17,7 @@ use kerf_catalog::unavailable::{
 use kube::Client;
 use kube::api::{Api, PostParams};
 
-use crate::error::KubeError;
+use crate::error::{ClusterError, KubeResult};
 
 /// The `app.kubernetes.io/managed-by` label put on the ConfigMap.
 const MANAGED_BY: &str = "kerf";
@@ -57,8 +57,8 @@ impl ConfigMapOfferingStore {
         }
     }
 
-    async fn read(&self) -> Result<Read, KubeError> {
-        let object = self.api.get_opt(&self.name).await?;
+    async fn read(&self) -> Result<Read, ClusterError> {
+        let object = self.api.get_opt(&self.name).await.kube()?;
         let data = object
             .as_ref()
             .and_then(|cm| cm.data.clone())
@@ -72,15 +72,15 @@ impl ConfigMapOfferingStore {
         &self,
         read: Option<ConfigMap>,
         data: BTreeMap<String, String>,
-    ) -> Result<(), KubeError> {
+    ) -> Result<(), ClusterError> {
         let pp = PostParams::default();
         match read {
             None => {
-                self.api.create(&pp, &self.fresh(data)).await?;
+                self.api.create(&pp, &self.fresh(data)).await.kube()?;
             }
             Some(mut cm) => {
                 cm.data = Some(data);
-                self.api.replace(&self.name, &pp, &cm).await?;
+                self.api.replace(&self.name, &pp, &cm).await.kube()?;
             }
         }
         Ok(())
@@ -103,7 +103,7 @@ impl ConfigMapOfferingStore {
     }
 
     /// Reads the cache, dropping entries expired at `now`.
-    pub async fn load(&self, now: Timestamp) -> Result<UnavailableOfferings, KubeError> {
+    pub async fn load(&self, now: Timestamp) -> Result<UnavailableOfferings, ClusterError> {
         let mut cache = UnavailableOfferings::from_data(&self.read().await?.data);
         cache.prune(now);
         Ok(cache)
@@ -115,14 +115,14 @@ impl ConfigMapOfferingStore {
         &self,
         marks: &UnavailableOfferings,
         now: Timestamp,
-    ) -> Result<UnavailableOfferings, KubeError> {
+    ) -> Result<UnavailableOfferings, ClusterError> {
         let mut attempt = 1;
         loop {
             let read = self.read().await?;
             let cache = UnavailableOfferings::merged_for_write(&read.data, marks, now);
             match self.write(read.object, cache.to_data()).await {
                 Ok(()) => return Ok(cache),
-                Err(KubeError::Conflict(m)) if attempt < MAX_WRITE_ATTEMPTS => {
+                Err(ClusterError::Conflict(m)) if attempt < MAX_WRITE_ATTEMPTS => {
                     tracing::debug!(attempt, conflict = %m, "unavailable offerings: re-merging");
                     attempt += 1;
                 }
@@ -133,9 +133,9 @@ impl ConfigMapOfferingStore {
 }
 
 impl UnavailableOfferingsStore for ConfigMapOfferingStore {
-    type Error = KubeError;
+    type Error = ClusterError;
 
-    async fn load(&self, now: Timestamp) -> Result<UnavailableOfferings, KubeError> {
+    async fn load(&self, now: Timestamp) -> Result<UnavailableOfferings, ClusterError> {
         ConfigMapOfferingStore::load(self, now).await
     }
 
@@ -143,7 +143,7 @@ impl UnavailableOfferingsStore for ConfigMapOfferingStore {
         &self,
         marks: &UnavailableOfferings,
         now: Timestamp,
-    ) -> Result<UnavailableOfferings, KubeError> {
+    ) -> Result<UnavailableOfferings, ClusterError> {
         ConfigMapOfferingStore::record(self, marks, now).await
     }
 }

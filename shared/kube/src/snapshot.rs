@@ -1,6 +1,6 @@
 //! The snapshot reader: every collection listed concurrently, paginated with `limit`.
 
-use crate::error::KubeError;
+use crate::error::ClusterError;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -31,7 +31,7 @@ impl Default for SnapshotOptions {
 
 /// Lists every object of a collection, following continue tokens. A 410 on a continue
 /// token (the list snapshot expired) restarts the list once from the beginning.
-pub async fn list_all<K>(api: Api<K>, lp: &ListParams) -> Result<(Vec<K>, String), KubeError>
+pub async fn list_all<K>(api: Api<K>, lp: &ListParams) -> Result<(Vec<K>, String), ClusterError>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
@@ -49,7 +49,7 @@ where
                     restarted = true;
                     continue 'restart;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(crate::error::classify(e)),
             };
             first_rv.get_or_insert(page.metadata.resource_version.clone().unwrap_or_default());
             items.extend(page.items);
@@ -62,7 +62,7 @@ where
 }
 
 /// Reads a snapshot with the given options; all seven collections are listed concurrently.
-pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, KubeError> {
+pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, ClusterError> {
     let lp = ListParams::default().limit(opts.page_size);
     let pod_lp = if opts.skip_terminal_pods {
         lp.clone()

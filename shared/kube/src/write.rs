@@ -1,6 +1,6 @@
 //! Shared write helpers: conflict retries, conditional merge patches, deletes, finalizers.
 
-use crate::error::KubeError;
+use crate::error::{ClusterError, KubeResult};
 use either::Either;
 use kerf_control::ports::Deleted;
 use kube::Resource;
@@ -15,15 +15,15 @@ use std::future::Future;
 pub const CONFLICT_ATTEMPTS: usize = 4;
 
 /// Runs `f` again while it fails with Conflict, up to [`CONFLICT_ATTEMPTS`] times.
-pub async fn retry_on_conflict<T, F, Fut>(mut f: F) -> Result<T, KubeError>
+pub async fn retry_on_conflict<T, F, Fut>(mut f: F) -> Result<T, ClusterError>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, KubeError>>,
+    Fut: Future<Output = Result<T, ClusterError>>,
 {
     let mut attempt = 1;
     loop {
         match f().await {
-            Err(KubeError::Conflict(_)) if attempt < CONFLICT_ATTEMPTS => attempt += 1,
+            Err(ClusterError::Conflict(_)) if attempt < CONFLICT_ATTEMPTS => attempt += 1,
             other => return other,
         }
     }
@@ -37,7 +37,7 @@ pub async fn patch_if_unchanged<K>(
     resource_version: &str,
     mut patch: Value,
     status: bool,
-) -> Result<K, KubeError>
+) -> Result<K, ClusterError>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
@@ -48,11 +48,11 @@ where
     } else {
         api.patch(name, &pp, &Patch::Merge(&patch)).await
     };
-    Ok(r?)
+    r.kube()
 }
 
 /// Deletes an object, optionally only if its uid matches; 404 is `AlreadyGone`.
-pub async fn delete<K>(api: &Api<K>, name: &str, uid: Option<&str>) -> Result<Deleted, KubeError>
+pub async fn delete<K>(api: &Api<K>, name: &str, uid: Option<&str>) -> Result<Deleted, ClusterError>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
@@ -69,17 +69,17 @@ where
         }
         Ok(_) => Ok(Deleted::Gone),
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(Deleted::AlreadyGone),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(crate::error::classify(e)),
     }
 }
 
 /// Adds `finalizer` if missing (read, then a conditional patch; retried on conflict).
-pub async fn add_finalizer<K>(api: &Api<K>, name: &str, finalizer: &str) -> Result<(), KubeError>
+pub async fn add_finalizer<K>(api: &Api<K>, name: &str, finalizer: &str) -> Result<(), ClusterError>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
 {
     retry_on_conflict(|| async {
-        let obj = api.get(name).await?;
+        let obj = api.get(name).await.kube()?;
         let mut list = obj.meta().finalizers.clone().unwrap_or_default();
         if list.iter().any(|f| f == finalizer) {
             return Ok(());
@@ -101,11 +101,11 @@ pub async fn remove_finalizer<K>(
     name: &str,
     finalizer: &str,
     expected_rv: Option<&str>,
-) -> Result<(), KubeError>
+) -> Result<(), ClusterError>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
 {
-    let Some(obj) = api.get_opt(name).await? else {
+    let Some(obj) = api.get_opt(name).await.kube()? else {
         return Ok(());
     };
     let current_rv = obj.meta().resource_version.clone().unwrap_or_default();
@@ -116,14 +116,14 @@ where
     if let Some(rv) = expected_rv
         && rv != current_rv
     {
-        return Err(KubeError::Conflict(format!(
+        return Err(ClusterError::Conflict(format!(
             "{name}: resourceVersion {current_rv} is newer than the caller's {rv}"
         )));
     }
     let rest: Vec<&String> = list.iter().filter(|f| *f != finalizer).collect();
     let patch = json!({"metadata": {"finalizers": rest}});
     match patch_if_unchanged(api, name, &current_rv, patch, false).await {
-        Err(KubeError::NotFound(_)) => Ok(()),
+        Err(ClusterError::NotFound(_)) => Ok(()),
         other => other.map(|_| ()),
     }
 }

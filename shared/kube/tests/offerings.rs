@@ -11,7 +11,7 @@ use kerf_catalog::unavailable::{
     CONFIGMAP_NAME, MAX_WRITE_ATTEMPTS, OfferingKey, UNAVAILABLE_TTL, UnavailableOfferings,
     UnavailableOfferingsStore, marks,
 };
-use kerf_kube::{ConfigMapOfferingStore, KubeError};
+use kerf_kube::{ClusterError, ConfigMapOfferingStore};
 use kerf_sim::{ApiError, Fault, Sim};
 use kube::api::Api;
 use std::collections::BTreeMap;
@@ -198,7 +198,7 @@ async fn server_errors_are_retryable_and_typed() {
     sim.inject(fault("GET", 1, unavailable));
     let e = store.load(t0()).await.unwrap_err();
     assert!(
-        matches!(e, KubeError::Transient(_)) && e.is_retryable(),
+        matches!(e, ClusterError::Transient(_)) && e.is_retryable(),
         "{e:?}"
     );
     sim.inject(fault("POST", 1, ApiError::internal("boom")));
@@ -207,14 +207,14 @@ async fn server_errors_are_retryable_and_typed() {
         .await
         .unwrap_err();
     assert!(
-        matches!(e, KubeError::Transient(_)) && e.is_retryable(),
+        matches!(e, ClusterError::Transient(_)) && e.is_retryable(),
         "{e:?}"
     );
     let forbidden = ApiError::new(403, "Forbidden", "no RBAC".into(), None);
     sim.inject(fault("GET", 1, forbidden));
     let e = store.load(t0()).await.unwrap_err();
     assert!(
-        matches!(e, KubeError::Fatal(_)) && !e.is_retryable(),
+        matches!(e, ClusterError::Fatal(_)) && !e.is_retryable(),
         "{e:?}"
     );
     assert!(store.load(t0()).await.unwrap().is_empty(), "recovers");

@@ -7,8 +7,8 @@ use common::*;
 use k8s_openapi::api::core::v1::{Event, Node, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kerf_kube::{
-    Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, KubeError,
-    LeaseOutcome, LeaseRequest, Target, reasons,
+    Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome,
+    LeaseRequest, Target, reasons,
 };
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
@@ -259,7 +259,10 @@ async fn lease_take_renew_and_contend() {
         .replace("kerf-leader", &PostParams::default(), &stale)
         .await
         .unwrap_err();
-    assert!(KubeError::from(e).is_conflict(), "optimistic concurrency");
+    assert!(
+        kerf_kube::error::classify(e).is_conflict(),
+        "optimistic concurrency"
+    );
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ pub use aws_sdk_eks;
 
 use super::token::{EksToken, token};
 use crate::client::client_for;
-use crate::error::KubeError;
+use crate::error::ClusterError;
 use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
 use std::time::SystemTime;
 use tokio::sync::Mutex;
@@ -20,21 +20,21 @@ pub struct ClusterEndpoint {
     pub ca_data: String,
 }
 
-fn fatal(e: impl std::fmt::Display) -> KubeError {
-    KubeError::Fatal(format!("eks: {e}"))
+fn fatal(e: impl std::fmt::Display) -> ClusterError {
+    ClusterError::Fatal(format!("eks: {e}"))
 }
 
 /// Looks the cluster's endpoint and CA up.
 pub async fn describe(
     eks: &aws_sdk_eks::Client,
     cluster: &str,
-) -> Result<ClusterEndpoint, KubeError> {
+) -> Result<ClusterEndpoint, ClusterError> {
     let out = eks
         .describe_cluster()
         .name(cluster)
         .send()
         .await
-        .map_err(|e| KubeError::Transient(format!("DescribeCluster: {e}")))?;
+        .map_err(|e| ClusterError::Transient(format!("DescribeCluster: {e}")))?;
     let c = out
         .cluster()
         .ok_or_else(|| fatal("DescribeCluster returned no cluster"))?;
@@ -76,7 +76,7 @@ impl std::fmt::Debug for EksClientProvider {
 
 impl EksClientProvider {
     /// From the Lambda's AWS config and the cluster name.
-    pub fn new(sdk: &aws_config::SdkConfig, cluster: &str) -> Result<Self, KubeError> {
+    pub fn new(sdk: &aws_config::SdkConfig, cluster: &str) -> Result<Self, ClusterError> {
         let credentials = sdk
             .credentials_provider()
             .ok_or_else(|| fatal("no credentials provider"))?;
@@ -91,7 +91,7 @@ impl EksClientProvider {
         })
     }
 
-    async fn endpoint(&self) -> Result<ClusterEndpoint, KubeError> {
+    async fn endpoint(&self) -> Result<ClusterEndpoint, ClusterError> {
         let mut guard = self.endpoint.lock().await;
         if let Some(e) = guard.as_ref() {
             return Ok(e.clone());
@@ -102,7 +102,7 @@ impl EksClientProvider {
     }
 
     /// A client with a token younger than ten minutes.
-    pub async fn client(&self) -> Result<kube::Client, KubeError> {
+    pub async fn client(&self) -> Result<kube::Client, ClusterError> {
         let now = SystemTime::now();
         let mut guard = self.cached.lock().await;
         if let Some(c) = guard.as_ref().filter(|c| !c.token.needs_refresh(now)) {
@@ -113,7 +113,7 @@ impl EksClientProvider {
             .credentials
             .provide_credentials()
             .await
-            .map_err(|e| KubeError::Transient(format!("credentials: {e}")))?;
+            .map_err(|e| ClusterError::Transient(format!("credentials: {e}")))?;
         let token = token(&creds, &self.region, &self.cluster, now)?;
         let client = client_for(&ep.endpoint, &ep.ca_data, &token.token)?;
         *guard = Some(Cached {

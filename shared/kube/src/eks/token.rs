@@ -2,7 +2,7 @@
 //! with the `x-k8s-aws-id: <cluster>` header signed), encoded as
 //! `k8s-aws-v1.` + base64url-nopad(url). This is what `aws eks get-token` produces.
 
-use crate::error::KubeError;
+use crate::error::ClusterError;
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{
     SignableBody, SignableRequest, SignatureLocation, SigningSettings, sign,
@@ -61,8 +61,8 @@ pub fn sts_url(region: &str) -> String {
     format!("https://sts.{region}.amazonaws.com/?Action=GetCallerIdentity&Version=2011-06-15")
 }
 
-fn fatal(e: impl std::fmt::Display) -> KubeError {
-    KubeError::Fatal(format!("eks token: {e}"))
+fn fatal(e: impl std::fmt::Display) -> ClusterError {
+    ClusterError::Fatal(format!("eks token: {e}"))
 }
 
 /// The presigned STS URL for `cluster` at `time`.
@@ -71,7 +71,7 @@ pub fn presigned_url(
     region: &str,
     cluster: &str,
     time: SystemTime,
-) -> Result<String, KubeError> {
+) -> Result<String, ClusterError> {
     let url = sts_url(region);
     let mut settings = SigningSettings::default();
     settings.signature_location = SignatureLocation::QueryParams;
@@ -111,7 +111,7 @@ pub fn token(
     region: &str,
     cluster: &str,
     time: SystemTime,
-) -> Result<EksToken, KubeError> {
+) -> Result<EksToken, ClusterError> {
     let url = presigned_url(creds, region, cluster, time)?;
     Ok(EksToken {
         token: format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(url)),
