@@ -7,8 +7,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use kerf_e2e::world::{getting_started, read};
-use kerf_sim::world::World;
+use kerf_sim::world::{World, WorldOptions};
 use serde_json::json;
 
 fn must<T, E: std::fmt::Debug>(r: Result<T, E>, what: &str) -> T {
@@ -18,8 +17,14 @@ fn must<T, E: std::fmt::Debug>(r: Result<T, E>, what: &str) -> T {
     }
 }
 
+fn read(rel: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel);
+    must(std::fs::read_to_string(&path), rel)
+}
+
 async fn cluster(pods: usize) -> World {
-    let w = must(getting_started().await, "world");
+    let w = must(World::start(WorldOptions::default()).await, "world");
+    must(w.apply(&read("examples/getting-started/nodepool.yaml")).await, "nodepool");
     for i in 0..pods {
         let pod = json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": format!("inflate-{i:05}"), "namespace": "default", "labels": {"app": "inflate"},
