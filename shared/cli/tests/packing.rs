@@ -388,3 +388,50 @@ fn limits_leave_room_for_one_node_per_pod() {
     assert_eq!(p.summary.unschedulable_pods, 0, "{:?}", p.unschedulable);
     assert_eq!(p.launches.len(), 3);
 }
+
+fn capacity_cpu(t: &str) -> u32 {
+    FAKES.iter().find(|f| f.name == t).unwrap().cpu
+}
+
+#[test]
+fn limits_bound_every_instance_type_option() {
+    // 3 cpu fits a 4-vCPU node; the 8- and 32-vCPU types also fit it, but a 32-vCPU
+    // instance would break the 10-cpu limit, so it may not be offered to CreateFleet.
+    let np = pool_limit(pool("default"), "cpu", "10");
+    let p = plan(&[np, pod("p", "3", "1Gi")]);
+    let l = launch_of(&p, "p");
+    assert!(!l.instance_type_options.is_empty());
+    for o in &l.instance_type_options {
+        assert!(capacity_cpu(o) <= 10, "option {o} exceeds the limit");
+    }
+}
+
+#[test]
+fn each_claim_is_charged_its_largest_option() {
+    // Two claims (anti-affinity): the second's options must fit what the first claim's
+    // largest option left of the limit.
+    let np = pool_limit(pool("default"), "cpu", "10");
+    let anti = |n: &str| {
+        affinity(
+            labels(pod(n, "3", "1Gi"), &[("app", "x")]),
+            "podAntiAffinity",
+            "kubernetes.io/hostname",
+            "x",
+            None,
+        )
+    };
+    let p = plan(&[np, anti("a"), anti("b")]);
+    assert_eq!(p.launches.len(), 2, "{:?}", p.unschedulable);
+    let mut left = 10;
+    for l in &p.launches {
+        for o in &l.instance_type_options {
+            assert!(capacity_cpu(o) <= left, "{o} exceeds the {left} cpu left");
+        }
+        left -= l
+            .instance_type_options
+            .iter()
+            .map(|o| capacity_cpu(o))
+            .max()
+            .unwrap();
+    }
+}

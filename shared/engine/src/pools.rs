@@ -126,6 +126,16 @@ impl PoolCtx<'_> {
                 .is_none_or(|r| limited_fits(r, capacity))
     }
 
+    /// True when an option of `capacity` is no larger than `charge` in every limited
+    /// resource: a claim charged `charge` against the limits may offer it to CreateFleet.
+    pub fn within_charge(&self, capacity: &Res, charge: &Res) -> bool {
+        self.remaining.as_ref().is_none_or(|r| {
+            r.0.iter()
+                .zip(capacity.0.iter().zip(&charge.0))
+                .all(|(have, (c, limit))| *have == i64::MAX || c <= limit)
+        })
+    }
+
     pub fn charge(&mut self, capacity: &Res) {
         if let Some(n) = &mut self.nodes_left {
             *n -= 1;

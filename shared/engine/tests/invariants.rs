@@ -199,10 +199,20 @@ proptest! {
     fn limits_are_never_exceeded(pods in prop::collection::vec(pod_strategy(), 1..60), limit in 1i64..40) {
         let plan = provision(&snapshot(pods, Some(limit)), &Options::default());
         let cat = catalog();
-        let cpu: i64 = plan.launches.iter().map(|l| {
-            cat.instance_types.iter().find(|t| t.name == l.instance_type).unwrap().capacity.get("cpu")
-        }).sum();
-        prop_assert!(cpu <= limit * 1000, "launched {cpu}m cpu over a limit of {limit}");
+        let cpu_of = |name: &str| {
+            cat.instance_types.iter().find(|t| t.name == name).unwrap().capacity.get("cpu")
+        };
+        // CreateFleet may launch any option: each claim is charged its largest one, as
+        // Karpenter charges the remaining limits, and every option must fit what is left.
+        let mut left = limit * 1000;
+        for l in &plan.launches {
+            prop_assert!(!l.instance_type_options.is_empty());
+            for o in &l.instance_type_options {
+                prop_assert!(cpu_of(o) <= left, "{}: option {o} exceeds the {left}m cpu left", l.node_claim);
+            }
+            left -= l.instance_type_options.iter().map(|o| cpu_of(o)).max().unwrap();
+        }
+        prop_assert!(left >= 0, "launched over a limit of {limit}");
     }
 
     #[test]
