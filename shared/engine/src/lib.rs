@@ -66,7 +66,7 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
     // Cost repacking rebuilds each pool's unconstrained claims and keeps only cheaper results
     // (the per-claim choice of the cheapest fitting type happens in `finalize`).
     if opts.optimize_cost {
-        repack::repack(&mut best.0);
+        repack::repack(&mut best.0, opts.max_instance_types);
     }
     let mut plan = finalize::plan(&best.0, &ix, opts.max_instance_types, opts.seed, &taken);
     plan.unschedulable.extend(rejected);

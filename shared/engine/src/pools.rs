@@ -136,6 +136,20 @@ impl PoolCtx<'_> {
         })
     }
 
+    /// Gives back what a claim that is no longer launched was charged.
+    pub fn refund(&mut self, capacity: &Res) {
+        if let Some(n) = &mut self.nodes_left {
+            *n += 1;
+        }
+        if let Some(r) = &mut self.remaining {
+            for (have, back) in r.0.iter_mut().zip(&capacity.0) {
+                if *have != i64::MAX {
+                    *have += back;
+                }
+            }
+        }
+    }
+
     pub fn charge(&mut self, capacity: &Res) {
         if let Some(n) = &mut self.nodes_left {
             *n -= 1;
