@@ -190,7 +190,7 @@ fn is_list(kind: &str) -> bool {
 }
 
 fn parse_yaml(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliError> {
-    for (i, de) in serde_yaml::Deserializer::from_str(text).enumerate() {
+    for (i, de) in yaml_serde::Deserializer::from_str(text).enumerate() {
         let v = Value::deserialize(de).map_err(|e| CliError::File {
             file: file.into(),
             message: format!("document {}: invalid YAML: {e}", i + 1),
@@ -224,13 +224,14 @@ fn push_value(out: &mut Inputs, at: &Location, mut v: Value) {
         }
         return;
     }
-    let meta = v.get("metadata").cloned().unwrap_or(Value::Null);
+    let meta = v.get("metadata").unwrap_or(&Value::Null);
+    let (name, namespace) = (s(meta, "name"), s(meta, "namespace"));
     out.docs.push(Doc {
         at: at.clone(),
         api_version: s(&v, "apiVersion"),
         kind,
-        name: s(&meta, "name"),
-        namespace: s(&meta, "namespace"),
+        name,
+        namespace,
         body: Body::Value(v),
     });
 }

@@ -158,7 +158,7 @@ pub fn plan_bundled(docs: &[Value], region: &str) -> Plan {
 
 pub fn yaml(docs: &[Value]) -> String {
     docs.iter()
-        .map(|d| serde_yaml::to_string(d).unwrap())
+        .map(|d| yaml_serde::to_string(d).unwrap())
         .collect::<Vec<_>>()
         .join("---\n")
 }
