@@ -249,3 +249,19 @@ fn the_getting_started_example_plans_five_pods() {
         );
     }
 }
+
+#[test]
+fn a_plan_without_launches_costs_zero_not_negative_zero() {
+    let p = plan(&[pool("default")]);
+    assert!(p.launches.is_empty());
+    assert!(
+        p.summary.new_hourly_cost.is_sign_positive(),
+        "{}",
+        p.summary.new_hourly_cost
+    );
+    let table = kerf_cli::table::plan(&p);
+    assert!(table.contains("costing $0.0000/hour"), "{table}");
+    assert!(!table.contains("-0.0000"), "{table}");
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(json.contains("\"newHourlyCost\":0.0"), "{json}");
+}

@@ -13,6 +13,11 @@ pub const WINDOWS_BUILD: &str = "node.kubernetes.io/windows-build";
 pub const NODECLASS: &str = "karpenter.k8s.aws/ec2nodeclass";
 pub const INITIALIZED: &str = "karpenter.sh/initialized";
 pub const REGISTERED: &str = "karpenter.sh/registered";
+/// The key a required node-affinity `matchFields` term on `metadata.name` becomes: no label
+/// can have it (`:` is not allowed in label keys), and only existing nodes carry it.
+pub const NODE_NAME_FIELD: &str = "kerf.dev/field:metadata.name";
+/// The label the API server puts on every namespace, naming it.
+pub const NAMESPACE_NAME: &str = "kubernetes.io/metadata.name";
 
 /// The taint Karpenter puts on nodes being disrupted.
 pub const DISRUPTED_TAINT: &str = "karpenter.sh/disrupted";

@@ -77,8 +77,9 @@ impl Plan {
         }
     }
 
-    /// Total hourly price of the launches.
+    /// Total hourly price of the launches (never a negative zero: an empty float sum is
+    /// -0.0, and adding +0.0 turns it into 0.0).
     pub fn cost(&self) -> f64 {
-        self.launches.iter().map(|l| l.price).sum()
+        self.launches.iter().map(|l| l.price).sum::<f64>() + 0.0
     }
 }

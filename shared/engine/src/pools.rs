@@ -85,6 +85,8 @@ pub struct PoolCtx<'a> {
     pub min_values: bool,
     /// Why the pool cannot launch anything at all.
     pub unusable: Option<String>,
+    /// The name of each resource vector slot.
+    pub resource_names: Rc<[String]>,
     /// Compatible types per requirement set, shared by every packing run.
     cache: Rc<RefCell<FxHashMap<Requirements, Compatible>>>,
 }
@@ -206,6 +208,7 @@ fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolC
         nodes_left: None,
         min_values: false,
         unusable: None,
+        resource_names: (0..ix.len()).map(|s| ix.name(s).to_string()).collect(),
         cache: Rc::default(),
     };
     match pool_requirements(np) {

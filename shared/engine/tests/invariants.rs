@@ -88,6 +88,7 @@ fn make_pod(i: usize, (cpu, mem, kind, app): (i64, i64, u8, u8)) -> Pod {
         selector: selector(&app),
         namespaces: vec![],
         all_namespaces: false,
+        namespace_selector: None,
     };
     match kind {
         1 => spec.spread.push(TopologySpread {

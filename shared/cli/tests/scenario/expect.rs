@@ -1,0 +1,397 @@
+//! What a scenario's plan must show. Every field is optional and asserts only what it names,
+//! so a scenario states exactly what matters (names of new NodeClaims are never compared).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kerf_engine::Plan;
+use kerf_engine::plan::Launch;
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Expect {
+    /// Exactly this many launches.
+    pub launches: Option<usize>,
+    /// At least this many launches.
+    pub min_launches: Option<usize>,
+    /// A subset of `summary` (JSON field names).
+    #[serde(default)]
+    pub summary: BTreeMap<String, Value>,
+    /// The launch carrying each pod (`name` in `default`, or `namespace/name`).
+    #[serde(default)]
+    pub pods: BTreeMap<String, PodExpect>,
+    /// Pods nominated to an existing node or claim (`null`: not nominated).
+    #[serde(default)]
+    pub nominated: BTreeMap<String, Option<String>>,
+    /// Unschedulable pods and substrings their reason must contain.
+    #[serde(default)]
+    pub unschedulable: BTreeMap<String, Vec<String>>,
+    /// Substrings no unschedulable reason of these pods may contain.
+    #[serde(default)]
+    pub reasons_exclude: BTreeMap<String, Vec<String>>,
+    /// Each list of pods shares one launch.
+    #[serde(default)]
+    pub together: Vec<Vec<String>>,
+    /// The pods of each list are on pairwise different launches.
+    #[serde(default)]
+    pub apart: Vec<Vec<String>>,
+    /// How the listed pods spread over zones: pod counts per zone, sorted.
+    pub zones: Option<ZoneCounts>,
+    /// What every launch must show.
+    pub every_launch: Option<LaunchExpect>,
+    /// Every option of every launch fits what a cpu limit leaves, each launch charged with
+    /// its largest option (fake catalog capacities).
+    pub limit: Option<Limit>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodExpect {
+    pub instance_type: Option<String>,
+    pub not_instance_type: Option<String>,
+    /// The instance type starts with one of these.
+    #[serde(default)]
+    pub instance_type_prefix: Vec<String>,
+    pub capacity_type: Option<String>,
+    pub zone: Option<String>,
+    pub not_zone: Option<String>,
+    pub node_pool: Option<String>,
+    pub node_claim_prefix: Option<String>,
+    pub price: Option<f64>,
+    /// Requirements pinned to one value (`In [value]`).
+    #[serde(default)]
+    pub pinned: BTreeMap<String, String>,
+    /// Exact values of a requirement.
+    #[serde(default)]
+    pub requirement_values: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub min_values: BTreeMap<String, u32>,
+    /// `spec.resources.requests` entries.
+    #[serde(default)]
+    pub requests: BTreeMap<String, String>,
+    pub options: Option<OptionsExpect>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OptionsExpect {
+    pub exactly: Option<Vec<String>>,
+    pub count: Option<usize>,
+    #[serde(default)]
+    pub include: Vec<String>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Every option starts with one of these.
+    #[serde(default)]
+    pub prefixes: Vec<String>,
+    /// At least this many families (the part before the first `.`).
+    pub min_families: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LaunchExpect {
+    pub pods: Option<usize>,
+    pub capacity_type: Option<String>,
+    /// Every value of the requirement is one of these.
+    #[serde(default)]
+    pub requirement_values_within: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub instance_type_prefix: Vec<String>,
+    /// Pods of this many cores each fit the launch's type (fake catalog allocatable).
+    pub cores_per_pod: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ZoneCounts {
+    pub pods: Vec<String>,
+    pub counts: Vec<usize>,
+}
+
+/// A cpu limit in cores.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Limit {
+    pub cpu: i64,
+}
+
+fn key(pod: &str) -> String {
+    if pod.contains('/') {
+        pod.to_string()
+    } else {
+        format!("default/{pod}")
+    }
+}
+
+fn launch_of<'p>(plan: &'p Plan, pod: &str) -> &'p Launch {
+    let k = key(pod);
+    plan.launches
+        .iter()
+        .find(|l| l.pods.contains(&k))
+        .unwrap_or_else(|| panic!("{pod} is not launched: {plan:#?}"))
+}
+
+fn pinned(l: &Launch, k: &str) -> Option<String> {
+    l.requirements
+        .iter()
+        .find(|r| r.key == k && r.values.len() == 1 && format!("{:?}", r.operator) == "In")
+        .map(|r| r.values[0].clone())
+}
+
+impl Expect {
+    /// Asserts everything this expectation names; `at` prefixes failures.
+    pub fn check(&self, plan: &Plan, pending: usize, at: &str, capacity: &dyn Fn(&str) -> i64) {
+        accounted(plan, pending, at);
+        if let Some(n) = self.launches {
+            assert_eq!(plan.launches.len(), n, "{at}: launches {plan:#?}");
+        }
+        if let Some(n) = self.min_launches {
+            assert!(plan.launches.len() >= n, "{at}: fewer than {n} launches");
+        }
+        let summary = serde_json::to_value(&plan.summary).unwrap();
+        for (k, v) in &self.summary {
+            assert_eq!(&summary[k], v, "{at}: summary.{k} in {summary}");
+        }
+        for (pod, e) in &self.pods {
+            e.check(launch_of(plan, pod), &format!("{at}: {pod}"));
+        }
+        for (pod, node) in &self.nominated {
+            let k = key(pod);
+            let got = plan
+                .nominations
+                .iter()
+                .find(|n| n.pod == k)
+                .map(|n| &n.node);
+            assert_eq!(got, node.as_ref(), "{at}: nomination of {pod}");
+        }
+        for (pod, parts) in &self.unschedulable {
+            let r = reason(plan, pod, at);
+            for p in parts {
+                assert!(
+                    r.contains(p.as_str()),
+                    "{at}: reason of {pod} lacks {p:?}: {r}"
+                );
+            }
+        }
+        for (pod, parts) in &self.reasons_exclude {
+            let r = reason(plan, pod, at);
+            for p in parts {
+                assert!(
+                    !r.contains(p.as_str()),
+                    "{at}: reason of {pod} has {p:?}: {r}"
+                );
+            }
+        }
+        for group in &self.together {
+            let claims: BTreeSet<&str> = group
+                .iter()
+                .map(|p| launch_of(plan, p).node_claim.as_str())
+                .collect();
+            assert_eq!(claims.len(), 1, "{at}: {group:?} not together");
+        }
+        for group in &self.apart {
+            let claims: BTreeSet<&str> = group
+                .iter()
+                .map(|p| launch_of(plan, p).node_claim.as_str())
+                .collect();
+            assert_eq!(claims.len(), group.len(), "{at}: {group:?} not apart");
+        }
+        if let Some(z) = &self.zones {
+            let mut m: BTreeMap<&str, usize> = BTreeMap::new();
+            for p in &z.pods {
+                *m.entry(launch_of(plan, p).zone.as_str()).or_default() += 1;
+            }
+            let mut counts: Vec<usize> = m.values().copied().collect();
+            counts.sort_unstable();
+            assert_eq!(counts, z.counts, "{at}: zones {m:?}");
+        }
+        if let Some(e) = &self.every_launch {
+            for l in &plan.launches {
+                e.check(l, &format!("{at}: {}", l.node_claim), capacity);
+            }
+        }
+        if let Some(lim) = &self.limit {
+            let mut left = lim.cpu * 1000;
+            for l in &plan.launches {
+                assert!(!l.instance_type_options.is_empty(), "{at}: no options");
+                for o in &l.instance_type_options {
+                    assert!(
+                        capacity(o) <= left,
+                        "{at}: option {o} exceeds the {left}m left"
+                    );
+                }
+                left -= l
+                    .instance_type_options
+                    .iter()
+                    .map(|o| capacity(o))
+                    .max()
+                    .unwrap_or(0);
+            }
+        }
+    }
+}
+
+fn reason(plan: &Plan, pod: &str, at: &str) -> String {
+    let k = key(pod);
+    plan.unschedulable
+        .iter()
+        .find(|u| u.pod == k)
+        .map(|u| u.reason.clone())
+        .unwrap_or_else(|| panic!("{at}: {pod} is not unschedulable: {plan:#?}"))
+}
+
+/// Every pending pod appears exactly once across launches, nominations and unschedulable.
+fn accounted(plan: &Plan, pending: usize, at: &str) {
+    let mut all: Vec<&String> = plan.launches.iter().flat_map(|l| &l.pods).collect();
+    all.extend(plan.nominations.iter().map(|n| &n.pod));
+    all.extend(plan.unschedulable.iter().map(|u| &u.pod));
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(n, all.len(), "{at}: a pod appears twice");
+    assert_eq!(n, pending, "{at}: every pending pod is accounted for");
+}
+
+impl PodExpect {
+    fn check(&self, l: &Launch, at: &str) {
+        let eq = |what: &str, want: &Option<String>, got: &str| {
+            if let Some(w) = want {
+                assert_eq!(got, w, "{at}: {what}");
+            }
+        };
+        eq("instanceType", &self.instance_type, &l.instance_type);
+        eq("capacityType", &self.capacity_type, &l.capacity_type);
+        eq("zone", &self.zone, &l.zone);
+        eq("nodePool", &self.node_pool, &l.node_pool);
+        if let Some(t) = &self.not_instance_type {
+            assert_ne!(&l.instance_type, t, "{at}: instanceType");
+        }
+        if let Some(z) = &self.not_zone {
+            assert_ne!(&l.zone, z, "{at}: zone");
+        }
+        if !self.instance_type_prefix.is_empty() {
+            assert!(
+                self.instance_type_prefix
+                    .iter()
+                    .any(|p| l.instance_type.starts_with(p.as_str())),
+                "{at}: instanceType {}",
+                l.instance_type
+            );
+        }
+        if let Some(p) = &self.node_claim_prefix {
+            assert!(
+                l.node_claim.starts_with(p.as_str()) && l.node_claim.len() == p.len() + 5,
+                "{at}: nodeClaim {}",
+                l.node_claim
+            );
+        }
+        if let Some(p) = self.price {
+            assert!((l.price - p).abs() < 1e-9, "{at}: price {}", l.price);
+        }
+        for (k, v) in &self.pinned {
+            assert_eq!(pinned(l, k).as_ref(), Some(v), "{at}: pinned {k}");
+        }
+        for (k, vs) in &self.requirement_values {
+            let r = l.requirements.iter().find(|r| &r.key == k);
+            assert_eq!(r.map(|r| &r.values), Some(vs), "{at}: requirement {k}");
+        }
+        for (k, m) in &self.min_values {
+            let r = l.requirements.iter().find(|r| &r.key == k);
+            assert_eq!(
+                r.and_then(|r| r.min_values),
+                Some(*m),
+                "{at}: minValues {k}"
+            );
+        }
+        for (k, v) in &self.requests {
+            assert_eq!(l.requests.get(k), Some(v), "{at}: requests.{k}");
+        }
+        if let Some(o) = &self.options {
+            o.check(l, at);
+        }
+    }
+}
+
+impl OptionsExpect {
+    fn check(&self, l: &Launch, at: &str) {
+        let opts = &l.instance_type_options;
+        assert_eq!(
+            opts.first(),
+            Some(&l.instance_type),
+            "{at}: the instance type is the cheapest option"
+        );
+        if let Some(x) = &self.exactly {
+            assert_eq!(opts, x, "{at}: options");
+        }
+        if let Some(n) = self.count {
+            assert_eq!(opts.len(), n, "{at}: option count");
+        }
+        for i in &self.include {
+            assert!(opts.contains(i), "{at}: options lack {i}: {opts:?}");
+        }
+        for x in &self.exclude {
+            assert!(!opts.contains(x), "{at}: options have {x}: {opts:?}");
+        }
+        if !self.prefixes.is_empty() {
+            assert!(
+                opts.iter()
+                    .all(|o| self.prefixes.iter().any(|p| o.starts_with(p.as_str()))),
+                "{at}: options {opts:?}"
+            );
+        }
+        if let Some(n) = self.min_families {
+            let fams: BTreeSet<&str> = opts.iter().filter_map(|o| o.split('.').next()).collect();
+            assert!(fams.len() >= n, "{at}: families {fams:?}");
+        }
+        let it = l
+            .requirements
+            .iter()
+            .find(|r| r.key == "node.kubernetes.io/instance-type");
+        assert_eq!(
+            it.map(|r| r.values.len()),
+            Some(opts.len()),
+            "{at}: requirement"
+        );
+    }
+}
+
+impl LaunchExpect {
+    fn check(&self, l: &Launch, at: &str, capacity: &dyn Fn(&str) -> i64) {
+        if let Some(n) = self.pods {
+            assert_eq!(l.pods.len(), n, "{at}: pods");
+        }
+        if let Some(c) = &self.capacity_type {
+            assert_eq!(&l.capacity_type, c, "{at}: capacityType");
+        }
+        for (k, allowed) in &self.requirement_values_within {
+            let r = l
+                .requirements
+                .iter()
+                .find(|r| &r.key == k)
+                .unwrap_or_else(|| panic!("{at}: no requirement {k}"));
+            assert!(
+                r.values.iter().all(|v| allowed.contains(v)),
+                "{at}: {k} {:?}",
+                r.values
+            );
+        }
+        if !self.instance_type_prefix.is_empty() {
+            assert!(
+                self.instance_type_prefix
+                    .iter()
+                    .any(|p| l.instance_type.starts_with(p.as_str())),
+                "{at}: instanceType {}",
+                l.instance_type
+            );
+        }
+        if let Some(per) = self.cores_per_pod {
+            let alloc = capacity(&l.instance_type) as f64 / 1000.0 - 0.1;
+            assert!(
+                l.pods.len() as f64 * per <= alloc + 1e-9,
+                "{at}: over-committed"
+            );
+        }
+    }
+}
