@@ -240,7 +240,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             respect_preferences: true,
-            max_instance_types: 60,
+            max_instance_types: kerf_labels::MAX_INSTANCE_TYPES,
             seed: 0,
             optimize_cost: true,
         }

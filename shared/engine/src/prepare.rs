@@ -155,7 +155,7 @@ fn register_pod<'a>(
             };
             topo.register(
                 kind,
-                &labels::normalize(&c.topology_key),
+                labels::normalize(&c.topology_key),
                 &c.selector,
                 ns.clone(),
             )
@@ -164,7 +164,7 @@ fn register_pod<'a>(
     let mut term = |kind: Kind, t: &AffinityTerm| {
         topo.register(
             kind,
-            &labels::normalize(&t.topology_key),
+            labels::normalize(&t.topology_key),
             &t.selector,
             namespaces(t, &pod.namespace, known),
         )
@@ -225,7 +225,7 @@ fn count_bound(snap: &Snapshot, topo: &mut Topology, slots: &mut [Slot], known: 
         for t in &pod.spec.anti_affinity {
             let g = topo.register(
                 Kind::AntiAffinity,
-                &labels::normalize(&t.topology_key),
+                labels::normalize(&t.topology_key),
                 &t.selector,
                 namespaces(t, &pod.namespace, known),
             );
