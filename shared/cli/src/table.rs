@@ -40,7 +40,7 @@ pub fn plan(p: &Plan) -> String {
         rows.push(vec![
             l.node_claim.clone(),
             l.instance_type.clone(),
-            l.capacity_type.clone(),
+            l.capacity_type.to_string(),
             l.zone.clone(),
             l.pods.len().to_string(),
             money(l.price),

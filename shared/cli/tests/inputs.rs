@@ -63,6 +63,10 @@ fn pending_daemonset_pods_are_reported_not_provisioned() {
         json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "logs", "uid": "u"}]);
     let p = plan(&[pool("default"), pd]);
     assert!(reason_of(&p, "logs-x").contains("DaemonSet"));
+    assert_eq!(
+        p.unschedulable[0].kind,
+        kerf_engine::plan::ReasonKind::DaemonSetPod
+    );
     assert!(p.launches.is_empty());
 }
 
@@ -208,6 +212,9 @@ fn json_output_has_the_contract_fields() {
         assert!(v["summary"].get(f).is_some(), "summary.{f}");
     }
     assert!(v["nominations"].is_array() && v["disruptions"].is_array());
+    // Enums in the model keep the contract's strings.
+    assert_eq!(v["launches"][0]["capacityType"], "spot");
+    assert_eq!(v["unschedulable"][0]["kind"], "noNodePoolFits");
     assert_eq!(
         v["summary"]["newHourlyCost"].as_f64().unwrap(),
         p.launches.iter().map(|l| l.price).sum::<f64>()

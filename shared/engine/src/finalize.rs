@@ -7,7 +7,7 @@ use rustc_hash::{FxHashSet, FxHasher};
 
 use crate::labels;
 use crate::open::min_values_satisfied;
-use crate::plan::{Launch, Nomination, Plan, Unschedulable};
+use crate::plan::{Launch, Nomination, Plan, ReasonKind, Unschedulable};
 use crate::pools::{PoolCtx, TypeCtx};
 use crate::requirements::Requirement;
 use crate::res::{Res, ResIndex};
@@ -85,7 +85,8 @@ pub fn plan(
             Some(_) => {}
             None => plan.unschedulable.push(Unschedulable {
                 pod: p.pod.key(),
-                reason: run.reasons[i].clone(),
+                reason: run.reasons[i].1.clone(),
+                kind: run.reasons[i].0,
             }),
         }
     }
@@ -93,6 +94,7 @@ pub fn plan(
         plan.unschedulable.push(Unschedulable {
             pod: run.pods[i].pod.key(),
             reason,
+            kind: ReasonKind::ClaimDropped,
         });
     }
     plan
@@ -155,7 +157,7 @@ fn launch(
         node_claim: String::new(),
         node_pool: pc.name().to_string(),
         instance_type: best.it.name.clone(),
-        capacity_type: off.capacity_type.as_str().to_string(),
+        capacity_type: off.capacity_type,
         zone: off.zone.clone(),
         price: off.price,
         instance_type_options: types.iter().map(|t| t.it.name.clone()).collect(),

@@ -191,7 +191,7 @@ proptest! {
                 let t = cat.instance_types.iter().find(|t| &t.name == o).unwrap();
                 prop_assert!(t.allocatable.fits(&used), "option {} cannot host {}", o, l.node_claim);
             }
-            let off = it.offerings.iter().find(|x| x.zone == l.zone && x.capacity_type.as_str() == l.capacity_type).unwrap();
+            let off = it.offerings.iter().find(|x| x.zone == l.zone && x.capacity_type == l.capacity_type).unwrap();
             prop_assert!(off.available, "unavailable offering chosen");
         }
     }

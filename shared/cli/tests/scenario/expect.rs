@@ -262,7 +262,11 @@ impl PodExpect {
             }
         };
         eq("instanceType", &self.instance_type, &l.instance_type);
-        eq("capacityType", &self.capacity_type, &l.capacity_type);
+        eq(
+            "capacityType",
+            &self.capacity_type,
+            l.capacity_type.as_str(),
+        );
         eq("zone", &self.zone, &l.zone);
         eq("nodePool", &self.node_pool, &l.node_pool);
         if let Some(t) = &self.not_instance_type {
@@ -363,7 +367,7 @@ impl LaunchExpect {
             assert_eq!(l.pods.len(), n, "{at}: pods");
         }
         if let Some(c) = &self.capacity_type {
-            assert_eq!(&l.capacity_type, c, "{at}: capacityType");
+            assert_eq!(l.capacity_type.as_str(), c, "{at}: capacityType");
         }
         for (k, allowed) in &self.requirement_values_within {
             let r = l
