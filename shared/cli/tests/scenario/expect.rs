@@ -40,6 +40,11 @@ pub struct Expect {
     pub zones: Option<ZoneCounts>,
     /// What every launch must show.
     pub every_launch: Option<LaunchExpect>,
+    /// The sorted values a field takes over the launches of the listed pods.
+    #[serde(default)]
+    pub sorted_values: Vec<SortedValues>,
+    /// Launches span exactly this many zones.
+    pub distinct_zones: Option<usize>,
     /// Every option of every launch fits what a cpu limit leaves, each launch charged with
     /// its largest option (fake catalog capacities).
     pub limit: Option<Limit>,
@@ -55,6 +60,7 @@ pub struct PodExpect {
     pub instance_type_prefix: Vec<String>,
     pub capacity_type: Option<String>,
     pub zone: Option<String>,
+    pub zone_prefix: Option<String>,
     pub not_zone: Option<String>,
     pub node_pool: Option<String>,
     pub node_claim_prefix: Option<String>,
@@ -108,6 +114,15 @@ pub struct LaunchExpect {
 pub struct ZoneCounts {
     pub pods: Vec<String>,
     pub counts: Vec<usize>,
+}
+
+/// `of`: `zone`, `capacityType`, `instanceType`, or a requirement key pinned to one value.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SortedValues {
+    pub of: String,
+    pub pods: Vec<String>,
+    pub values: Vec<String>,
 }
 
 /// A cpu limit in cores.
@@ -207,6 +222,27 @@ impl Expect {
             counts.sort_unstable();
             assert_eq!(counts, z.counts, "{at}: zones {m:?}");
         }
+        for v in &self.sorted_values {
+            let mut got: Vec<String> = v
+                .pods
+                .iter()
+                .map(|p| {
+                    let l = launch_of(plan, p);
+                    match v.of.as_str() {
+                        "zone" => l.zone.clone(),
+                        "capacityType" => l.capacity_type.to_string(),
+                        "instanceType" => l.instance_type.clone(),
+                        k => pinned(l, k).unwrap_or_default(),
+                    }
+                })
+                .collect();
+            got.sort();
+            assert_eq!(got, v.values, "{at}: {} of {:?}", v.of, v.pods);
+        }
+        if let Some(n) = self.distinct_zones {
+            let zones: BTreeSet<&str> = plan.launches.iter().map(|l| l.zone.as_str()).collect();
+            assert_eq!(zones.len(), n, "{at}: zones {zones:?}");
+        }
         if let Some(e) = &self.every_launch {
             for l in &plan.launches {
                 e.check(l, &format!("{at}: {}", l.node_claim), capacity);
@@ -271,6 +307,9 @@ impl PodExpect {
         eq("nodePool", &self.node_pool, &l.node_pool);
         if let Some(t) = &self.not_instance_type {
             assert_ne!(&l.instance_type, t, "{at}: instanceType");
+        }
+        if let Some(z) = &self.zone_prefix {
+            assert!(l.zone.starts_with(z.as_str()), "{at}: zone {}", l.zone);
         }
         if let Some(z) = &self.not_zone {
             assert_ne!(&l.zone, z, "{at}: zone");
