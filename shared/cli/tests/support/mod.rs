@@ -1,6 +1,6 @@
-//! Test support for the input and contract tests: manifest builders (Kubernetes objects as JSON values,
-//! fed through the YAML reader like a user's file), a fake catalog, and a runner that goes
-//! through the same path as `kerf plan`.
+//! Test support for the input and contract tests: manifest builders (Kubernetes objects as
+//! JSON values, fed through the YAML reader like a user's file), a fake catalog, and a runner
+//! that goes through the same path as `kerf plan`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
