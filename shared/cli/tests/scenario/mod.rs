@@ -5,6 +5,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 mod expect;
+mod launch;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

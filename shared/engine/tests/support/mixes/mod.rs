@@ -21,12 +21,16 @@ use std::sync::Arc;
 use kerf_catalog::settings::NodeClassSettings;
 use kerf_catalog::{Catalog, Resources, quantity};
 use kerf_engine::model::{
-    DaemonSet, Effect, LabelSelector, NodePool, Pod, PodSpec, Snapshot, Taint, Toleration,
-    TopologySpread, WhenUnsatisfiable,
+    DaemonSet, LabelSelector, NodePool, Pod, PodSpec, Snapshot, TopologySpread, WhenUnsatisfiable,
 };
 use kerf_engine::requirements::{Operator, Requirements, SelectorRequirement};
 
-use super::lp::{Column, DIMS, Group};
+use super::lp::DIMS;
+
+mod columns;
+mod pools;
+pub use columns::lp_inputs;
+pub use pools::at_scale;
 
 pub struct Mix {
     pub name: &'static str,
@@ -297,163 +301,13 @@ pub fn all() -> Vec<Mix> {
     let mut big: Vec<Pod> = (0..10).map(|i| pod(i, "16", "64Gi")).collect();
     big.extend((10..150).map(|i| pod(i, "250m", "512Mi")));
     mixes.push(grouped(snap(big, any()), "big-and-small-150", |_| None));
-    mixes.push(limited_dozen());
-    mixes.push(limited(&mut rng));
-    mixes.push(min_values(&mut rng));
-    mixes.push(weighted(&mut rng));
-    mixes.push(daemonset_on_one_pool(&mut rng));
+    mixes.push(pools::limited_dozen());
+    mixes.push(pools::limited(&mut rng));
+    mixes.push(pools::min_values(&mut rng));
+    mixes.push(pools::weighted(&mut rng));
+    mixes.push(pools::daemonset_on_one_pool(&mut rng));
     mixes.push(zonal_spread("zonal-spread-and-small-450", 300, 150));
     mixes
-}
-
-/// Generic pods at scale (1,000, 5,000 or 20,000).
-pub fn at_scale(name: &'static str, n: usize) -> Mix {
-    let mut rng = Rng(n as u64);
-    let any = pool(vec![sel(
-        "karpenter.sh/capacity-type",
-        Operator::In,
-        &["spot", "on-demand"],
-    )]);
-    grouped(snap(random_pods(&mut rng, n, 0), any), name, |_| None)
-}
-
-fn limits(cpu: &str, memory: &str) -> Option<Resources> {
-    Some(Resources::parse([("cpu", cpu), ("memory", memory)]).unwrap())
-}
-
-/// The getting-started NodePool with its limits and a dozen identical pods.
-fn limited_dozen() -> Mix {
-    let mut p = pool(vec![
-        sel("kubernetes.io/arch", Operator::In, &["amd64"]),
-        sel("karpenter.sh/capacity-type", Operator::In, &["on-demand"]),
-        sel(
-            "karpenter.k8s.aws/instance-category",
-            Operator::In,
-            &["c", "m", "r"],
-        ),
-        sel(
-            "karpenter.k8s.aws/instance-generation",
-            Operator::Gt,
-            &["2"],
-        ),
-    ]);
-    p.limits = limits("1000", "1000Gi");
-    let pods = (0..12).map(|i| pod(i, "1", "1536Mi")).collect();
-    grouped(snap(pods, p), "limited-dozen-12", |_| None)
-}
-
-/// Random pods under limits of about twice what they request.
-fn limited(rng: &mut Rng) -> Mix {
-    let mut p = pool(vec![sel(
-        "karpenter.sh/capacity-type",
-        Operator::In,
-        &["spot", "on-demand"],
-    )]);
-    p.limits = limits("400", "1600Gi");
-    grouped(snap(random_pods(rng, 300, 0), p), "limited-300", |_| None)
-}
-
-/// Every claim must offer at least five instance families.
-fn min_values(rng: &mut Rng) -> Mix {
-    let mut family = sel("karpenter.k8s.aws/instance-family", Operator::Exists, &[]);
-    family.min_values = Some(5);
-    let p = pool(vec![
-        sel(
-            "karpenter.sh/capacity-type",
-            Operator::In,
-            &["spot", "on-demand"],
-        ),
-        family,
-    ]);
-    grouped(snap(random_pods(rng, 200, 0), p), "min-values-200", |_| {
-        None
-    })
-}
-
-/// A heavier spot arm64 pool takes every pod it can host; amd64-pinned pods fall back to
-/// the default pool.
-fn weighted(rng: &mut Rng) -> Mix {
-    let mut arm = named_pool(
-        "spot-arm",
-        vec![
-            sel("kubernetes.io/arch", Operator::In, &["arm64"]),
-            sel("karpenter.sh/capacity-type", Operator::In, &["spot"]),
-        ],
-    );
-    arm.weight = 50;
-    let default = pool(vec![sel(
-        "karpenter.sh/capacity-type",
-        Operator::In,
-        &["spot", "on-demand"],
-    )]);
-    let mut pods = random_pods(rng, 200, 0);
-    for p in pods.iter_mut().take(60) {
-        p.spec
-            .node_selector
-            .insert("kubernetes.io/arch".into(), "amd64".into());
-    }
-    let snapshot = Snapshot {
-        pods,
-        node_pools: vec![arm, default],
-        ..Default::default()
-    };
-    // In-flight claims are tried before new ones, so an unpinned pod may also land on a
-    // default-pool claim opened for a pinned one: unpinned pods may use either pool.
-    grouped_in(snapshot, "weighted-pools-200", |i| {
-        (if i < 60 { vec![1] } else { vec![0, 1] }, None)
-    })
-}
-
-/// A DaemonSet that does not tolerate the dedicated pool's taint runs on the default pool
-/// only; pods tolerating the taint go to the (heavier) dedicated pool.
-fn daemonset_on_one_pool(rng: &mut Rng) -> Mix {
-    let mut dedicated = named_pool(
-        "dedicated",
-        vec![sel(
-            "karpenter.sh/capacity-type",
-            Operator::In,
-            &["spot", "on-demand"],
-        )],
-    );
-    dedicated.weight = 10;
-    dedicated.taints = vec![Taint {
-        key: "dedicated".into(),
-        value: "batch".into(),
-        effect: Effect::NoSchedule,
-    }];
-    let default = pool(vec![sel(
-        "karpenter.sh/capacity-type",
-        Operator::In,
-        &["spot", "on-demand"],
-    )]);
-    let mut pods = random_pods(rng, 400, 0);
-    for p in pods.iter_mut().take(200) {
-        p.spec.tolerations.push(Toleration {
-            key: "dedicated".into(),
-            exists: true,
-            value: String::new(),
-            effect: None,
-        });
-    }
-    let snapshot = Snapshot {
-        pods,
-        node_pools: vec![dedicated, default],
-        daemon_sets: vec![DaemonSet {
-            namespace: "kube-system".into(),
-            name: "agent".into(),
-            pod: PodSpec {
-                requests: requests("200m", "256Mi"),
-                ..Default::default()
-            },
-        }],
-        ..Default::default()
-    };
-    // Tolerating pods may also land on in-flight default-pool claims.
-    let mut mix = grouped_in(snapshot, "daemonset-one-pool-400", |i| {
-        (if i < 200 { vec![0, 1] } else { vec![1] }, None)
-    });
-    mix.daemons_on = vec![vec![false, true]];
-    mix
 }
 
 /// `spread` pods spread over three zones with maxSkew 1 (any plan puts a third in each), and
@@ -490,88 +344,6 @@ fn zonal_spread(name: &'static str, spread: usize, small: usize) -> Mix {
     grouped(snap(pods, p), name, |i| {
         (i < spread).then(|| SPREAD.to_string())
     })
-}
-
-/// LP groups and columns for a mix: every available offering of each pool, open to the
-/// groups of that pool whose requirements admit it, with that pool's DaemonSet overhead.
-pub fn lp_inputs(m: &Mix) -> (Vec<Group>, Vec<Column>) {
-    let mut columns = Vec::new();
-    for (pi, pool) in m.snapshot.node_pools.iter().enumerate() {
-        let ds = m
-            .snapshot
-            .daemon_sets
-            .iter()
-            .zip(&m.daemons_on)
-            .filter(|(_, on)| on[pi])
-            .fold(Resources::new(), |mut a, (d, _)| {
-                a.add(&d.pod.requests);
-                a
-            });
-        for it in &pool.catalog.instance_types {
-            columns.extend(type_columns(m, pi, pool, it, &ds));
-        }
-    }
-    let groups = m
-        .groups
-        .iter()
-        .map(|(_, _, d, n)| Group { req: *d, count: *n })
-        .collect();
-    (groups, columns)
-}
-
-fn type_columns(
-    m: &Mix,
-    pi: usize,
-    pool: &NodePool,
-    it: &kerf_catalog::InstanceType,
-    ds: &Resources,
-) -> Vec<Column> {
-    let label = |k: &str| {
-        it.labels
-            .get(k)
-            .cloned()
-            .or_else(|| (k == "topology.kubernetes.io/region").then(|| "us-east-1".into()))
-    };
-    let mut usable = [0.0; DIMS];
-    for (i, k) in KEYS.iter().enumerate() {
-        usable[i] = (it.allocatable.get(k) - ds.get(k)) as f64 / SCALE[i];
-    }
-    let reqs: Vec<Option<Requirements>> = m
-        .groups
-        .iter()
-        .map(|(pools, r, _, _)| {
-            pools.contains(&pi).then(|| {
-                let mut all = pool_reqs(pool);
-                all.add_all(r);
-                all
-            })
-        })
-        .collect();
-    let mut out = Vec::new();
-    for o in it.offerings.iter().filter(|o| o.available) {
-        let mut groups = 0u64;
-        for (g, r) in reqs.iter().enumerate() {
-            let Some(r) = r else { continue };
-            // Keys the pool sets as labels hold on every node it launches.
-            let ok = r.iter().all(|(k, req)| match k.as_str() {
-                "topology.kubernetes.io/zone" => req.has(&o.zone),
-                "karpenter.sh/capacity-type" => req.has(o.capacity_type.as_str()),
-                _ if pool.labels.contains_key(k) => true,
-                _ => label(k).map_or(req.allows_absent(), |v| req.has(&v)),
-            });
-            if ok {
-                groups |= 1 << g;
-            }
-        }
-        if groups != 0 {
-            out.push(Column {
-                price: o.price,
-                usable,
-                groups,
-            });
-        }
-    }
-    out
 }
 
 /// Parses a quantity in tests.
