@@ -29,6 +29,9 @@ pub struct Expect {
     /// Unschedulable pods and substrings their reason must contain.
     #[serde(default)]
     pub unschedulable: BTreeMap<String, Vec<String>>,
+    /// The kind of each listed unschedulable pod's reason (`daemonSetPod`, ...).
+    #[serde(default)]
+    pub kinds: BTreeMap<String, String>,
     /// Substrings no unschedulable reason of these pods may contain.
     #[serde(default)]
     pub reasons_exclude: BTreeMap<String, Vec<String>>,
@@ -132,6 +135,16 @@ impl Expect {
                     "{at}: reason of {pod} lacks {p:?}: {r}"
                 );
             }
+        }
+        for (pod, kind) in &self.kinds {
+            let k = key(pod);
+            let u = plan.unschedulable.iter().find(|u| u.pod == k);
+            let got = u.map(|u| serde_json::to_value(u.kind).unwrap());
+            assert_eq!(
+                got,
+                Some(Value::String(kind.clone())),
+                "{at}: kind of {pod}"
+            );
         }
         for (pod, parts) in &self.reasons_exclude {
             let r = reason(plan, pod, at);
