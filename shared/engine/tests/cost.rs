@@ -58,6 +58,66 @@ fn row(m: &Mix) -> Row {
     r
 }
 
+/// Every launch keeps its pool's minValues over the options it sends.
+fn check_min_values(m: &Mix, plan: &Plan) {
+    for l in &plan.launches {
+        let pool = m
+            .snapshot
+            .node_pools
+            .iter()
+            .find(|p| p.name == l.node_pool)
+            .unwrap();
+        for req in pool.requirements.iter().filter(|r| r.min_values.is_some()) {
+            let mut values: Vec<&String> = l
+                .instance_type_options
+                .iter()
+                .filter_map(|o| {
+                    let it = pool.catalog.instance_types.iter().find(|t| &t.name == o)?;
+                    it.labels.get(&req.key)
+                })
+                .collect();
+            values.sort();
+            values.dedup();
+            let min = req.min_values.unwrap() as usize;
+            assert!(
+                values.len() >= min,
+                "{}: {} has {} values of {}",
+                m.name,
+                l.node_claim,
+                values.len(),
+                req.key
+            );
+        }
+    }
+}
+
+/// Every limited pool's claims, each charged with its largest option, stay within limits.
+fn check_limits(m: &Mix, plan: &Plan) {
+    for pool in &m.snapshot.node_pools {
+        let Some(limits) = &pool.limits else { continue };
+        for (res, limit) in &limits.0 {
+            let charged: i64 = plan
+                .launches
+                .iter()
+                .filter(|l| l.node_pool == pool.name)
+                .map(|l| {
+                    l.instance_type_options
+                        .iter()
+                        .filter_map(|o| pool.catalog.instance_types.iter().find(|t| &t.name == o))
+                        .map(|t| t.capacity.get(res))
+                        .max()
+                        .unwrap_or(0)
+                })
+                .sum();
+            assert!(
+                charged <= *limit,
+                "{}: {res} {charged} over {limit}",
+                m.name
+            );
+        }
+    }
+}
+
 fn check(r: &Row) {
     assert_eq!(
         r.optimized.summary.unschedulable_pods, 0,
@@ -89,6 +149,10 @@ fn plans_are_cheaper_than_first_fit_and_near_the_lower_bound() {
     all.push(mixes::at_scale("generic-1000", 1_000));
     all.push(mixes::at_scale("generic-5000", 5_000));
     let rows: Vec<Row> = all.iter().map(row).collect();
+    for (m, r) in all.iter().zip(&rows) {
+        check_min_values(m, &r.optimized);
+        check_limits(m, &r.optimized);
+    }
     for r in &rows {
         check(r);
     }
