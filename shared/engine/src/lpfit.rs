@@ -8,13 +8,35 @@
 use crate::confpack::{Budget, Instance, NodeType, Pattern, Shape, greedy, solve_from};
 use crate::repack::shapes::{Opened, Problem, repeat, take};
 
-/// Column-generation rounds and knapsack search per solve.
+/// Column-generation rounds and knapsack search per solve, for up to
+/// [`FULL_DIVES_SHAPES`] shapes; a knapsack search node costs in proportion to the shapes,
+/// so larger problems search proportionally fewer nodes.
 const BUDGET: Budget = Budget {
     iterations: 40,
     search: 600,
 };
-/// Solves per packing.
+const MIN_SEARCH: usize = 60;
+const MIN_ITERATIONS: usize = 10;
+
+fn budget(shapes: usize) -> Budget {
+    let scaled =
+        |full: usize, min: usize| (full * FULL_DIVES_SHAPES / shapes.max(1)).clamp(min, full);
+    Budget {
+        iterations: scaled(BUDGET.iterations, MIN_ITERATIONS),
+        search: scaled(BUDGET.search, MIN_SEARCH),
+    }
+}
+/// Solves per packing for up to [`FULL_DIVES_SHAPES`] shapes; larger problems get
+/// proportionally fewer (an LP solve grows with the square of the shapes), at least
+/// [`MIN_DIVES`].
 const DIVES: usize = 40;
+const FULL_DIVES_SHAPES: usize = 32;
+const MIN_DIVES: usize = 3;
+
+fn dives(shapes: usize) -> usize {
+    let scaled = DIVES * FULL_DIVES_SHAPES * FULL_DIVES_SHAPES / shapes.max(1).pow(2);
+    scaled.clamp(MIN_DIVES, DIVES)
+}
 
 /// A packing in progress: patterns opened and pods per shape still left.
 #[derive(Clone, Debug)]
@@ -26,6 +48,7 @@ pub struct Partial {
 struct Lp<'p> {
     pb: &'p Problem,
     types: Vec<NodeType>,
+    budget: Budget,
 }
 
 impl Lp<'_> {
@@ -49,7 +72,7 @@ impl Lp<'_> {
             types: &self.types,
             allowed: &allowed,
         };
-        let mut sol = solve_from(&inst, BUDGET, warm)?;
+        let mut sol = solve_from(&inst, self.budget, warm)?;
         sol.patterns.sort_by(|a, b| {
             b.uses
                 .total_cmp(&a.uses)
@@ -70,7 +93,7 @@ impl Lp<'_> {
             types: &self.types,
             allowed: &allowed,
         };
-        for (col, counts, copies) in greedy(&inst, duals, BUDGET.search)? {
+        for (col, counts, copies) in greedy(&inst, duals, self.budget.search)? {
             take(&mut p.left, &counts, copies);
             p.opened.push(Opened {
                 col,
@@ -96,6 +119,7 @@ pub fn pack(pb: &Problem, prices: &[f64]) -> Vec<Partial> {
                 price: *price,
             })
             .collect(),
+        budget: budget(pb.shapes.len()),
     };
     let mut p = Partial {
         opened: Vec::new(),
@@ -104,7 +128,7 @@ pub fn pack(pb: &Problem, prices: &[f64]) -> Vec<Partial> {
     let mut out = Vec::new();
     let mut warm: Vec<(usize, Vec<u32>)> = Vec::new();
     let mut whole = true;
-    for _ in 0..DIVES {
+    for _ in 0..dives(pb.shapes.len()) {
         if p.left.iter().all(|n| *n == 0) {
             break;
         }

@@ -37,7 +37,7 @@ fn row(m: &Mix) -> Row {
             ..Options::default()
         },
     );
-    let (groups, columns) = mixes::lp_inputs(m);
+    let (groups, columns) = mixes::columns::lp_inputs(m);
     let bound = lp::lower_bound(&groups, &columns).unwrap_or_else(|e| panic!("{}: {e}", m.name));
     let r = Row {
         name: m.name,
@@ -146,8 +146,8 @@ fn check(r: &Row) {
 #[test]
 fn plans_are_cheaper_than_first_fit_and_near_the_lower_bound() {
     let mut all = mixes::all();
-    all.push(mixes::at_scale("generic-1000", 1_000));
-    all.push(mixes::at_scale("generic-5000", 5_000));
+    all.push(mixes::pools::at_scale("generic-1000", 1_000));
+    all.push(mixes::pools::at_scale("generic-5000", 5_000));
     let rows: Vec<Row> = all.iter().map(row).collect();
     for (m, r) in all.iter().zip(&rows) {
         check_min_values(m, &r.optimized);
@@ -170,5 +170,5 @@ fn plans_are_cheaper_than_first_fit_and_near_the_lower_bound() {
 #[test]
 #[ignore]
 fn twenty_thousand_pods_are_near_the_lower_bound() {
-    check(&row(&mixes::at_scale("generic-20000", 20_000)));
+    check(&row(&mixes::pools::at_scale("generic-20000", 20_000)));
 }

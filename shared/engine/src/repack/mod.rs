@@ -159,9 +159,15 @@ fn packings(pb: &Problem, prices: &[f64]) -> Vec<Vec<(usize, Vec<usize>)>> {
         c.price = *p;
     }
     let mut keep = classes::efficient_scaled(&cols, &pb.caps, &dims);
-    keep.extend(per_shape_best(pb, &cols));
+    for c in per_shape_best(pb, &cols) {
+        if keep.len() >= MAX_COLUMNS {
+            break;
+        }
+        if !keep.contains(&c) {
+            keep.push(c);
+        }
+    }
     keep.sort_unstable();
-    keep.dedup();
     let sub = Problem {
         shapes: pb.shapes.clone(),
         cols: keep.iter().map(|&c| cols[c].clone()).collect(),
@@ -193,23 +199,30 @@ fn packings(pb: &Problem, prices: &[f64]) -> Vec<Vec<(usize, Vec<usize>)>> {
 
 /// Columns per shape to keep beside the per-dollar frontier.
 const PER_SHAPE: usize = 3;
+/// At most this many columns beside the frontier take part (the knapsacks of column
+/// generation run once per column and round).
+const MAX_COLUMNS: usize = 64;
 
 /// For each shape, the columns that host its pods alone at the lowest price per pod: they
 /// carry what whole pods per node cost, which the per-dollar frontier ignores.
 fn per_shape_best(pb: &Problem, cols: &[classes::Column]) -> Vec<usize> {
-    let mut out = Vec::new();
-    for k in 0..pb.shapes.len() {
-        let mut best: Vec<(f64, usize)> = (0..cols.len())
-            .filter(|&c| pb.allowed(k, c))
-            .filter_map(|c| {
-                let n = pb.fit(k, &pb.caps[c]).min(pb.shapes[k].pods.len() as u32);
-                (n > 0).then(|| (cols[c].price / f64::from(n), c))
-            })
-            .collect();
-        best.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        out.extend(best.iter().take(PER_SHAPE).map(|(_, c)| *c));
-    }
-    out
+    let ranked: Vec<Vec<usize>> = (0..pb.shapes.len())
+        .map(|k| {
+            let mut best: Vec<(f64, usize)> = (0..cols.len())
+                .filter(|&c| pb.allowed(k, c))
+                .filter_map(|c| {
+                    let n = pb.fit(k, &pb.caps[c]).min(pb.shapes[k].pods.len() as u32);
+                    (n > 0).then(|| (cols[c].price / f64::from(n), c))
+                })
+                .collect();
+            best.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            best.into_iter().take(PER_SHAPE).map(|(_, c)| c).collect()
+        })
+        .collect();
+    // Every shape's best column first, then every shape's second, and so on.
+    (0..PER_SHAPE)
+        .flat_map(|r| ranked.iter().filter_map(move |v| v.get(r).copied()))
+        .collect()
 }
 
 /// Prices each bin at its cheapest option, sized for its type.

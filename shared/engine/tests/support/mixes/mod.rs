@@ -27,10 +27,8 @@ use kerf_engine::requirements::{Operator, Requirements, SelectorRequirement};
 
 use super::lp::DIMS;
 
-mod columns;
-mod pools;
-pub use columns::lp_inputs;
-pub use pools::at_scale;
+pub mod columns;
+pub mod pools;
 
 pub struct Mix {
     pub name: &'static str,

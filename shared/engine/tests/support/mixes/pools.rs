@@ -158,3 +158,24 @@ pub(super) fn daemonset_on_one_pool(rng: &mut Rng) -> Mix {
     mix.daemons_on = vec![vec![false, true]];
     mix
 }
+
+/// `classes` pod classes in one free group: pod `i` requires fewer than `200 + i % classes`
+/// vCPUs (two pods per class), so no two classes have the same requirements while every
+/// class admits the small types.
+pub fn many_classes(classes: usize) -> Mix {
+    let mut rng = Rng(3);
+    let mut pods = random_pods(&mut rng, 2 * classes, 0);
+    for (i, p) in pods.iter_mut().enumerate() {
+        p.spec.required_terms = vec![vec![sel(
+            "karpenter.k8s.aws/instance-cpu",
+            Operator::Lt,
+            &[&(200 + i % classes).to_string()],
+        )]];
+    }
+    let any = pool(vec![sel(
+        "karpenter.sh/capacity-type",
+        Operator::In,
+        &["spot", "on-demand"],
+    )]);
+    grouped(snap(pods, any), "many-classes", |_| None)
+}
