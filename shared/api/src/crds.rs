@@ -26,7 +26,7 @@ pub fn file_name(crd: &CustomResourceDefinition) -> String {
 
 /// One YAML document for one CRD.
 pub fn crd_yaml(crd: &CustomResourceDefinition) -> Result<String, ApiError> {
-    Ok(format!("---\n{}", serde_yaml::to_string(crd)?))
+    Ok(format!("---\n{}", yaml_serde::to_string(crd)?))
 }
 
 /// All CRDs as one multi-document YAML stream.

@@ -7,7 +7,7 @@ use thiserror::Error;
 pub enum ApiError {
     /// A YAML document could not be parsed or rendered.
     #[error("YAML: {0}")]
-    Yaml(#[from] serde_yaml::Error),
+    Yaml(#[from] yaml_serde::Error),
     /// A value could not be converted to or from JSON.
     #[error("JSON: {0}")]
     Json(#[from] serde_json::Error),

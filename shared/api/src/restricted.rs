@@ -5,37 +5,7 @@
 use serde_json::{Value, json};
 
 /// The well-known `karpenter.k8s.aws/*` labels a NodePool may set or require.
-pub const AWS_WELL_KNOWN_LABELS: [&str; 29] = [
-    "karpenter.k8s.aws/instance-tenancy",
-    "karpenter.k8s.aws/capacity-reservation-type",
-    "karpenter.k8s.aws/capacity-reservation-id",
-    "karpenter.k8s.aws/capacity-reservation-interruptible",
-    "karpenter.k8s.aws/ec2nodeclass",
-    "karpenter.k8s.aws/instance-encryption-in-transit-supported",
-    "karpenter.k8s.aws/nitro-sandbox",
-    "karpenter.k8s.aws/instance-category",
-    "karpenter.k8s.aws/instance-hypervisor",
-    "karpenter.k8s.aws/instance-family",
-    "karpenter.k8s.aws/instance-generation",
-    "karpenter.k8s.aws/instance-local-nvme",
-    "karpenter.k8s.aws/instance-size",
-    "karpenter.k8s.aws/instance-cpu",
-    "karpenter.k8s.aws/instance-cpu-manufacturer",
-    "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
-    "karpenter.k8s.aws/instance-memory",
-    "karpenter.k8s.aws/instance-ebs-bandwidth",
-    "karpenter.k8s.aws/instance-network-bandwidth",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-gpu-manufacturer",
-    "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-gpu-memory",
-    "karpenter.k8s.aws/instance-accelerator-name",
-    "karpenter.k8s.aws/instance-accelerator-manufacturer",
-    "karpenter.k8s.aws/instance-accelerator-count",
-    "karpenter.k8s.aws/instance-capability-flex",
-    "karpenter.k8s.aws/placement-group-id",
-    "karpenter.k8s.aws/placement-group-partition",
-];
+pub use kerf_labels::aws::WELL_KNOWN as AWS_WELL_KNOWN_LABELS;
 
 const AWS_DOMAIN: &str = "label domain \"karpenter.k8s.aws\" is restricted";
 const NODEPOOL_LABEL: &str = "label \"karpenter.sh/nodepool\" is restricted";

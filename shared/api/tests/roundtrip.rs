@@ -264,7 +264,7 @@ fn parse<T: DeserializeOwned>(path: &str, n: usize) -> T {
 
 #[test]
 fn nodepool_defaults_are_karpenters() {
-    let pool: NodePool = serde_yaml::from_str(
+    let pool: NodePool = yaml_serde::from_str(
         "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec:\n  template:\n    spec:\n      requirements: []\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n",
     )
     .unwrap();

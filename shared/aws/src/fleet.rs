@@ -28,8 +28,7 @@ pub const CAPACITY_CODES: &[&str] = &[
     "ReservationCapacityExceeded",
 ];
 
-/// At most this many instance types go into one CreateFleet.
-pub const MAX_INSTANCE_TYPES: usize = 60;
+pub use kerf_labels::MAX_INSTANCE_TYPES;
 
 pub fn is_capacity_code(code: &str) -> bool {
     CAPACITY_CODES.contains(&code)
@@ -96,12 +95,12 @@ pub fn launch_tags(req: &LaunchRequest) -> BTreeMap<String, String> {
         "owned".into(),
     );
     tags.insert("eks:eks-cluster-name".into(), req.cluster.clone());
-    tags.insert("karpenter.sh/nodepool".into(), req.nodepool.clone());
-    tags.insert("karpenter.sh/nodeclaim".into(), req.nodeclaim_name.clone());
+    tags.insert(kerf_labels::NODEPOOL.into(), req.nodepool.clone());
     tags.insert(
-        "karpenter.k8s.aws/ec2nodeclass".into(),
-        req.nodeclass.clone(),
+        kerf_labels::aws::NODECLAIM_TAG.into(),
+        req.nodeclaim_name.clone(),
     );
+    tags.insert(kerf_labels::aws::NODECLASS.into(), req.nodeclass.clone());
     tags
 }
 

@@ -116,7 +116,7 @@ pub async fn list_cluster(
         ec2,
         vec![
             filter(&format!("tag:kubernetes.io/cluster/{cluster}"), &["owned"]),
-            filter("tag-key", &["karpenter.sh/nodepool"]),
+            filter("tag-key", &[kerf_labels::NODEPOOL]),
             filter("instance-state-name", LIVE_STATES),
         ],
     )
@@ -133,7 +133,10 @@ pub async fn find_by_nodeclaim(
         ec2,
         vec![
             filter(&format!("tag:kubernetes.io/cluster/{cluster}"), &["owned"]),
-            filter("tag:karpenter.sh/nodeclaim", &[nodeclaim]),
+            filter(
+                &format!("tag:{}", kerf_labels::aws::NODECLAIM_TAG),
+                &[nodeclaim],
+            ),
             filter("instance-state-name", &["pending", "running"]),
         ],
     )

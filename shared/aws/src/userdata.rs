@@ -9,8 +9,7 @@ use serde_json::{Map, Value, json};
 /// The MIME boundary Karpenter uses.
 pub const BOUNDARY: &str = "//";
 
-/// The taint every Karpenter node registers with until it is initialised.
-pub const UNREGISTERED_TAINT: &str = "karpenter.sh/unregistered";
+pub use kerf_labels::UNREGISTERED_TAINT;
 
 /// The cluster facts a node needs to join (from EKS DescribeCluster).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,7 +87,7 @@ pub fn node_config(cluster: &ClusterInfo, node: &NodeBootstrap) -> Value {
     let taints: Vec<Value> = register_taints(node).iter().map(taint_json).collect();
     kubelet.insert("registerWithTaints".into(), Value::Array(taints));
     let mut labels = node.labels.clone();
-    labels.insert("karpenter.sh/do-not-sync-taints".into(), "true".into());
+    labels.insert(kerf_labels::DO_NOT_SYNC_TAINTS.into(), "true".into());
     json!({
         "apiVersion": "node.eks.aws/v1alpha1",
         "kind": "NodeConfig",

@@ -1,4 +1,4 @@
-//! Well-known label keys, and the single-valued labels Karpenter's `computeRequirements`
+//! The single-valued labels Karpenter's `computeRequirements`
 //! gives an instance type (`node.kubernetes.io/instance-type`, arch, os, `karpenter.k8s.aws/*`).
 
 use std::collections::BTreeMap;
@@ -6,16 +6,8 @@ use std::collections::BTreeMap;
 use crate::settings::AmiFamily;
 use crate::spec::Ec2Spec;
 
-pub const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
-pub const ARCH: &str = "kubernetes.io/arch";
-pub const OS: &str = "kubernetes.io/os";
-pub const ZONE: &str = "topology.kubernetes.io/zone";
-pub const REGION: &str = "topology.kubernetes.io/region";
-pub const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
-pub const WINDOWS_BUILD: &str = "node.kubernetes.io/windows-build";
-
-/// The `karpenter.k8s.aws/` label domain.
-pub const DOMAIN: &str = "karpenter.k8s.aws/";
+pub use kerf_labels::aws::DOMAIN;
+pub use kerf_labels::{ARCH, CAPACITY_TYPE, INSTANCE_TYPE, OS, REGION, WINDOWS_BUILD, ZONE};
 
 /// `category`, `generation` per Karpenter's regex `(^[a-z]+)(\-[0-9]+tb)?([0-9]+).*\.`
 /// (`m5d.large` → `m`, `5`; `u-6tb1.metal` → `u`, `1`).
@@ -82,8 +74,9 @@ impl Labels {
     }
 
     fn k(&mut self, key: &str, value: impl ToString) {
-        let mut full = String::with_capacity(DOMAIN.len() + key.len());
+        let mut full = String::with_capacity(DOMAIN.len() + 1 + key.len());
         full.push_str(DOMAIN);
+        full.push('/');
         full.push_str(key);
         self.0.insert(full, value.to_string());
     }

@@ -1,6 +1,7 @@
 //! Writes Karpenter's scheduling-benchmark shape as `kerf plan` inputs:
-//! `cargo run -p kerf-cli --example gen-benchmark -- PODS DIR` creates DIR/pods.json
-//! (the NodePool and pods) and DIR/catalog.json (400 instance types).
+//! `cargo run -p kerf-cli --example gen-benchmark -- PODS DIR` creates DIR/pods.json (the
+//! NodePool and pods as one JSON list), DIR/pods.yaml (the same objects as a multi-document
+//! YAML stream, like a cluster dump) and DIR/catalog.json (400 instance types).
 
 use std::path::PathBuf;
 
@@ -15,6 +16,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(
         dir.join("pods.json"),
         serde_json::to_string(&kerf_cli::benchdata::manifests(count, 42))?,
+    )?;
+    std::fs::write(
+        dir.join("pods.yaml"),
+        kerf_cli::benchdata::manifests_yaml(count, 42)?,
     )?;
     std::fs::write(
         dir.join("catalog.json"),

@@ -1,4 +1,5 @@
-//! Times the phases of `kerf plan` on a benchmark input: `phases PODS_FILE CATALOG_FILE`.
+//! Times the phases of `kerf plan` on a benchmark input and compares the plan's cost with
+//! Karpenter-style first-fit packing: `phases PODS_FILE CATALOG_FILE`.
 
 use std::time::Instant;
 
@@ -22,6 +23,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t3 = Instant::now();
     let out = serde_json::to_string_pretty(&plan)?;
     let t4 = Instant::now();
+    let first_fit = kerf_engine::provision(
+        &built.snapshot,
+        &kerf_engine::Options {
+            seed,
+            optimize_cost: false,
+            ..Default::default()
+        },
+    );
+    eprintln!(
+        "cost {:.4}/h ({} nodeclaims), first-fit {:.4}/h ({} nodeclaims): {:.2}% saved",
+        plan.cost(),
+        plan.launches.len(),
+        first_fit.cost(),
+        first_fit.launches.len(),
+        100.0 * (1.0 - plan.cost() / first_fit.cost())
+    );
     eprintln!(
         "read+parse {:?} convert {:?} provision {:?} render {:?} ({} bytes)",
         t1 - t0,

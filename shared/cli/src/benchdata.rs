@@ -108,6 +108,20 @@ fn pod(i: usize, kind: usize, rng: &mut Rng) -> Value {
 
 /// `count` pods split evenly across the five kinds (remainder generic), plus the NodePool.
 pub fn manifests(count: usize, seed: u64) -> Value {
+    json!({"apiVersion": "v1", "kind": "List", "items": objects(count, seed)})
+}
+
+/// The same objects as a multi-document YAML stream, as a cluster dump is written.
+pub fn manifests_yaml(count: usize, seed: u64) -> Result<String, yaml_serde::Error> {
+    let mut out = String::new();
+    for o in objects(count, seed) {
+        out.push_str("---\n");
+        out.push_str(&yaml_serde::to_string(&o)?);
+    }
+    Ok(out)
+}
+
+fn objects(count: usize, seed: u64) -> Vec<Value> {
     let mut rng = Rng::new(seed);
     let per = count / 5;
     let mut items = vec![node_pool()];
@@ -115,5 +129,5 @@ pub fn manifests(count: usize, seed: u64) -> Value {
         let kind = if i < per * 5 { i / per.max(1) } else { 0 };
         items.push(pod(i, kind, &mut rng));
     }
-    json!({"apiVersion": "v1", "kind": "List", "items": items})
+    items
 }

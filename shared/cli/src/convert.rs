@@ -24,7 +24,5 @@ pub fn typed<T: DeserializeOwned>(doc: &Doc) -> Result<T, CliError> {
             let mut de = serde_json::Deserializer::from_str(raw.get());
             serde_path_to_error::deserialize(&mut de).map_err(fail)
         }),
-        Body::Value(v) => serde::Deserialize::deserialize(v)
-            .or_else(|_| serde_path_to_error::deserialize(v).map_err(fail)),
     }
 }

@@ -1,6 +1,7 @@
 //! Reads `kerf plan` inputs: files, directories and stdin, YAML (multi-document) or JSON, each
-//! document one object or a `List`, tagged with where it came from. JSON objects are kept as
-//! raw text and deserialized straight into their types, which keeps large dumps fast.
+//! document one object or a `List`, tagged with where it came from. Objects are kept as raw
+//! JSON text and deserialized straight into their types, which keeps large dumps fast and
+//! small in memory.
 
 use std::fs;
 use std::hash::{Hash, Hasher};
@@ -14,11 +15,10 @@ use serde_json::value::RawValue;
 
 use crate::error::{CliError, Location};
 
-/// A document's body: raw JSON text, or a value parsed from YAML.
+/// A document's body: compact JSON text (YAML documents are kept as JSON too).
 #[derive(Clone, Debug)]
 pub enum Body {
     Json(Box<RawValue>),
-    Value(Value),
 }
 
 /// One Kubernetes object and where it came from.
@@ -189,50 +189,29 @@ fn is_list(kind: &str) -> bool {
     kind == "List" || kind.ends_with("List")
 }
 
+/// Each YAML document is read into a value and kept as compact JSON text, like JSON input:
+/// the text takes a fraction of the value's memory and converts to typed objects faster.
 fn parse_yaml(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliError> {
-    for (i, de) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let v = Value::deserialize(de).map_err(|e| CliError::File {
+    for (i, de) in yaml_serde::Deserializer::from_str(text).enumerate() {
+        let bad = |message: String| CliError::File {
             file: file.into(),
-            message: format!("document {}: invalid YAML: {e}", i + 1),
-        })?;
+            message: format!("document {}: {message}", i + 1),
+        };
+        let v = Value::deserialize(de).map_err(|e| bad(format!("invalid YAML: {e}")))?;
+        if v.is_null() {
+            continue;
+        }
+        let raw = serde_json::value::to_raw_value(&v)
+            .map_err(|e| bad(format!("not representable as JSON: {e}")))?;
+        drop(v);
         let at = Location {
             file: file.to_string(),
             document: i + 1,
             object: String::new(),
         };
-        push_value(out, &at, v);
+        push_json(out, &at, &raw)?;
     }
     Ok(())
-}
-
-fn push_value(out: &mut Inputs, at: &Location, mut v: Value) {
-    if v.is_null() {
-        return;
-    }
-    let s = |v: &Value, k: &str| {
-        v.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    let kind = s(&v, "kind");
-    if is_list(&kind)
-        && let Some(Value::Array(items)) = v.get_mut("items").map(Value::take)
-    {
-        for item in items {
-            push_value(out, at, item);
-        }
-        return;
-    }
-    let meta = v.get("metadata").cloned().unwrap_or(Value::Null);
-    out.docs.push(Doc {
-        at: at.clone(),
-        api_version: s(&v, "apiVersion"),
-        kind,
-        name: s(&meta, "name"),
-        namespace: s(&meta, "namespace"),
-        body: Body::Value(v),
-    });
 }
 
 #[cfg(test)]

@@ -161,6 +161,13 @@ fn collect(
                 at.clone(),
             ));
         }
+        ("v1", "Namespace") => {
+            let ns: core::Namespace = typed(doc)?;
+            snap.namespaces.insert(
+                ns.metadata.name.clone().unwrap_or_default(),
+                ns.metadata.labels.clone().unwrap_or_default(),
+            );
+        }
         ("policy/v1", "PodDisruptionBudget") => {
             let _: policy::PodDisruptionBudget = typed(doc)?;
         }

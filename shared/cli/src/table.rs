@@ -40,10 +40,10 @@ pub fn plan(p: &Plan) -> String {
         rows.push(vec![
             l.node_claim.clone(),
             l.instance_type.clone(),
-            l.capacity_type.clone(),
+            l.capacity_type.to_string(),
             l.zone.clone(),
             l.pods.len().to_string(),
-            format!("{:.4}", l.price),
+            money(l.price),
         ]);
     }
     out.push_str(&columns(&rows));
@@ -78,7 +78,7 @@ pub fn plan(p: &Plan) -> String {
                 d.reason.clone(),
                 d.action.clone(),
                 d.node_claims.join(","),
-                format!("{:.4}", d.savings_per_hour),
+                money(d.savings_per_hour),
             ]
         }));
         out.push('\n');
@@ -87,12 +87,21 @@ pub fn plan(p: &Plan) -> String {
     let s = &p.summary;
     let _ = writeln!(
         out,
-        "\n{} pending, {} scheduled, {} unschedulable; {} new nodeclaims costing ${:.4}/hour",
+        "\n{} pending, {} scheduled, {} unschedulable; {} new nodeclaims costing ${}/hour",
         s.pending_pods,
         s.scheduled_pods,
         s.unschedulable_pods,
         s.new_node_claims,
-        s.new_hourly_cost
+        money(s.new_hourly_cost)
     );
     out
+}
+
+/// Dollars to four decimals; amounts that round to zero print as `0.0000`, never `-0.0000`.
+pub fn money(x: f64) -> String {
+    let s = format!("{x:.4}");
+    match s.strip_prefix('-') {
+        Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
+        _ => s,
+    }
 }

@@ -1,95 +1,12 @@
-//! `kerf plan` input handling and the JSON contract: workload expansion, bad input naming
-//! file, document and field, determinism, the contract's field names.
+//! `kerf plan` input handling and the JSON contract: bad input naming file, document and
+//! field, determinism, the contract's field names (workload expansion and the other plan
+//! scenarios are files under `tests/scenarios/inputs`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
 use serde_json::json;
 use support::*;
-
-fn deployment(name: &str, replicas: i32) -> serde_json::Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": {
-            "metadata": {"labels": {"app": name}},
-            "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]}
-        }}
-    })
-}
-
-#[test]
-fn deployments_expand_into_named_pending_pods() {
-    let p = plan(&[pool("default"), deployment("inflate", 5)]);
-    assert_eq!(p.summary.pending_pods, 5);
-    let mut all: Vec<&String> = p.launches.iter().flat_map(|l| &l.pods).collect();
-    all.sort();
-    assert_eq!(
-        all,
-        [
-            "default/inflate-0",
-            "default/inflate-1",
-            "default/inflate-2",
-            "default/inflate-3",
-            "default/inflate-4"
-        ]
-    );
-}
-
-#[test]
-fn jobs_expand_by_parallelism() {
-    let job = json!({
-        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "batch", "namespace": "default"},
-        "spec": {"parallelism": 3, "template": {"spec": {"restartPolicy": "Never",
-            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]}}}
-    });
-    assert_eq!(plan(&[pool("default"), job]).summary.pending_pods, 3);
-}
-
-#[test]
-fn workloads_with_their_own_pods_are_not_expanded() {
-    let mut owned = pod("web-7d9f-abcde", "1", "1Gi");
-    owned["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9f", "uid": "u", "controller": true}]);
-    let p = plan(&[pool("default"), deployment("web", 3), owned]);
-    assert_eq!(
-        p.summary.pending_pods, 1,
-        "the deployment's pod is in the dump"
-    );
-}
-
-#[test]
-fn pending_daemonset_pods_are_reported_not_provisioned() {
-    let mut pd = pod("logs-x", "100m", "100Mi");
-    pd["metadata"]["ownerReferences"] =
-        json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "logs", "uid": "u"}]);
-    let p = plan(&[pool("default"), pd]);
-    assert!(reason_of(&p, "logs-x").contains("DaemonSet"));
-    assert!(p.launches.is_empty());
-}
-
-#[test]
-fn terminating_and_bound_pods_are_not_pending() {
-    let mut gone = pod("gone", "1", "1Gi");
-    gone["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
-    let mut done = pod("done", "1", "1Gi");
-    done["status"]["phase"] = json!("Succeeded");
-    let p = plan(&[pool("default"), gone, done]);
-    assert_eq!(p.summary.pending_pods, 0);
-}
-
-#[test]
-fn pods_opting_out_with_nodepool_does_not_exist_are_reported() {
-    let pd = required_terms(
-        pod("p", "1", "1Gi"),
-        &[vec![req("karpenter.sh/nodepool", "DoesNotExist", &[])]],
-    );
-    assert!(reason_of(&plan(&[pool("default"), pd]), "p").contains("not managed"));
-}
-
-#[test]
-fn no_nodepools_means_every_pod_is_unschedulable() {
-    let p = plan(&[pod("p", "1", "1Gi")]);
-    assert!(reason_of(&p, "p").contains("no nodepools"));
-}
 
 #[test]
 fn a_bad_quantity_names_file_document_and_field() {
@@ -208,6 +125,9 @@ fn json_output_has_the_contract_fields() {
         assert!(v["summary"].get(f).is_some(), "summary.{f}");
     }
     assert!(v["nominations"].is_array() && v["disruptions"].is_array());
+    // Enums in the model keep the contract's strings.
+    assert_eq!(v["launches"][0]["capacityType"], "spot");
+    assert_eq!(v["unschedulable"][0]["kind"], "noNodePoolFits");
     assert_eq!(
         v["summary"]["newHourlyCost"].as_f64().unwrap(),
         p.launches.iter().map(|l| l.price).sum::<f64>()
@@ -248,4 +168,20 @@ fn the_getting_started_example_plans_five_pods() {
             l.instance_type
         );
     }
+}
+
+#[test]
+fn a_plan_without_launches_costs_zero_not_negative_zero() {
+    let p = plan(&[pool("default")]);
+    assert!(p.launches.is_empty());
+    assert!(
+        p.summary.new_hourly_cost.is_sign_positive(),
+        "{}",
+        p.summary.new_hourly_cost
+    );
+    let table = kerf_cli::table::plan(&p);
+    assert!(table.contains("costing $0.0000/hour"), "{table}");
+    assert!(!table.contains("-0.0000"), "{table}");
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(json.contains("\"newHourlyCost\":0.0"), "{json}");
 }

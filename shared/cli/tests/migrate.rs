@@ -34,8 +34,8 @@ fn kerf(args: &[&str]) -> Result<Outcome, CliError> {
 }
 
 fn documents(yaml: &str) -> Vec<Value> {
-    serde_yaml::Deserializer::from_str(yaml)
-        .map(|d| serde_yaml::Value::deserialize(d).unwrap())
+    yaml_serde::Deserializer::from_str(yaml)
+        .map(|d| yaml_serde::Value::deserialize(d).unwrap())
         .filter(|v| !v.is_null())
         .map(|v| serde_json::to_value(v).unwrap())
         .collect()

@@ -119,6 +119,7 @@ impl View {
                 Err(e) if !bound => invalid.push(Unschedulable {
                     pod: key(p),
                     reason: format!("invalid pod: {e}"),
+                    kind: kerf_engine::plan::ReasonKind::InvalidPod,
                 }),
                 Err(e) => warn("Pod", &key(p), &e),
             }

@@ -107,10 +107,7 @@ pub fn node_claim(c: &karpenter::NodeClaim) -> Result<NodeClaim, FieldError> {
             .name
             .clone()
             .ok_or_else(|| FieldError::new("metadata.name", "missing"))?,
-        node_pool: lbls
-            .get(kerf_engine::labels::NODEPOOL)
-            .cloned()
-            .unwrap_or_default(),
+        node_pool: lbls.get(kerf_labels::NODEPOOL).cloned().unwrap_or_default(),
         labels: lbls,
         requirements: karpenter_requirements(&c.spec.requirements, "spec.requirements")?,
         taints: karpenter_taints(&c.spec.taints, "spec.taints")?,

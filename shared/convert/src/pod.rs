@@ -211,12 +211,44 @@ pub fn requirement(
 }
 
 fn term(t: &core::NodeSelectorTerm, f: &str) -> Result<Vec<SelectorRequirement>, FieldError> {
-    t.match_expressions
+    let mut out: Vec<SelectorRequirement> = t
+        .match_expressions
         .iter()
         .flatten()
         .enumerate()
         .map(|(i, r)| requirement(r, &format!("{f}.matchExpressions[{i}]")))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    for (i, r) in t.match_fields.iter().flatten().enumerate() {
+        out.push(field(r, &format!("{f}.matchFields[{i}]"))?);
+    }
+    Ok(out)
+}
+
+/// A `matchFields` requirement: kube-scheduler supports `metadata.name` with `In` or `NotIn`,
+/// which only an existing node can satisfy, so it becomes a key only existing nodes carry.
+fn field(r: &core::NodeSelectorRequirement, f: &str) -> Result<SelectorRequirement, FieldError> {
+    if r.key != "metadata.name" {
+        return Err(FieldError::new(
+            format!("{f}.key"),
+            format!("unsupported field {:?} (only metadata.name)", r.key),
+        ));
+    }
+    let operator = match r.operator.as_str() {
+        "In" => Operator::In,
+        "NotIn" => Operator::NotIn,
+        o => {
+            return Err(FieldError::new(
+                format!("{f}.operator"),
+                format!("unsupported operator {o:?} for metadata.name (In or NotIn)"),
+            ));
+        }
+    };
+    Ok(SelectorRequirement {
+        key: kerf_engine::labels::NODE_NAME_FIELD.into(),
+        operator,
+        values: r.values.clone().unwrap_or_default(),
+        min_values: None,
+    })
 }
 
 fn node_affinity(
@@ -342,11 +374,19 @@ fn affinity_term(t: &core::PodAffinityTerm, f: &str) -> Result<AffinityTerm, Fie
         topology_key: t.topology_key.clone(),
         selector: selector(t.label_selector.as_ref(), &format!("{f}.labelSelector"))?,
         namespaces: t.namespaces.clone().unwrap_or_default(),
-        all_namespaces: t.namespace_selector.as_ref().is_some_and(|s| {
-            s.match_labels.as_ref().is_none_or(BTreeMap::is_empty)
-                && s.match_expressions.as_ref().is_none_or(Vec::is_empty)
-        }),
+        all_namespaces: t.namespace_selector.as_ref().is_some_and(empty_selector),
+        namespace_selector: match &t.namespace_selector {
+            Some(s) if !empty_selector(s) => {
+                Some(selector(Some(s), &format!("{f}.namespaceSelector"))?)
+            }
+            _ => None,
+        },
     })
+}
+
+fn empty_selector(s: &meta::LabelSelector) -> bool {
+    s.match_labels.as_ref().is_none_or(BTreeMap::is_empty)
+        && s.match_expressions.as_ref().is_none_or(Vec::is_empty)
 }
 
 type Terms<'a> = (

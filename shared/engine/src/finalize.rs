@@ -7,12 +7,12 @@ use rustc_hash::{FxHashSet, FxHasher};
 
 use crate::labels;
 use crate::open::min_values_satisfied;
-use crate::plan::{Launch, Nomination, Plan, Unschedulable};
+use crate::plan::{Launch, Nomination, Plan, ReasonKind, Unschedulable};
 use crate::pools::{PoolCtx, TypeCtx};
 use crate::requirements::Requirement;
 use crate::res::{Res, ResIndex};
 use crate::scheduler::Run;
-use crate::slots::{SlotKind, ports_conflict};
+use crate::slots::{Slot, SlotKind, ports_conflict};
 
 /// Alphabet Kubernetes uses for generated name suffixes.
 const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -33,10 +33,12 @@ pub fn evaluate(run: &Run<'_>) -> (usize, f64) {
         };
         let pc = &run.pools[pool];
         let used = pc.types[target].usable.minus(&slot.free);
-        let best = pc.compatible(&slot.reqs).iter().copied().find(|&(t, _)| {
-            let t = &pc.types[t];
-            fits_with_daemons(t, &used) && !ports_conflict(&t.ds_ports, &slot.host_ports)
-        });
+        let charge = &pc.types[target].capacity;
+        let best = pc
+            .compatible(&slot.reqs)
+            .iter()
+            .copied()
+            .find(|&(t, _)| option_fits(pc, &pc.types[t], slot, &used, charge));
         if let Some((_, price)) = best {
             placed += slot.pods.len();
             cost += price;
@@ -66,7 +68,7 @@ pub fn plan(
         };
         let pc = &run.pools[pool];
         let used = pc.types[target].usable.minus(&slot.free);
-        match launch(run, slot, pc, &used, ix, max_types) {
+        match launch(run, slot, pc, target, &used, ix, max_types) {
             Ok(mut l) => {
                 l.node_claim = name(pc.name(), seed, &mut names);
                 plan.launches.push(l);
@@ -83,7 +85,8 @@ pub fn plan(
             Some(_) => {}
             None => plan.unschedulable.push(Unschedulable {
                 pod: p.pod.key(),
-                reason: run.reasons[i].clone(),
+                reason: run.reasons[i].1.clone(),
+                kind: run.reasons[i].0,
             }),
         }
     }
@@ -91,6 +94,7 @@ pub fn plan(
         plan.unschedulable.push(Unschedulable {
             pod: run.pods[i].pod.key(),
             reason,
+            kind: ReasonKind::ClaimDropped,
         });
     }
     plan
@@ -98,18 +102,22 @@ pub fn plan(
 
 fn launch(
     run: &Run<'_>,
-    slot: &crate::slots::Slot,
+    slot: &Slot,
     pc: &PoolCtx<'_>,
+    target: usize,
     used: &Res,
     ix: &ResIndex,
     max_types: usize,
 ) -> Result<Launch, String> {
-    // The compatible list is already cheapest first; keep the types that fit.
+    // The compatible list is already cheapest first; keep the types that fit, and in a
+    // limited pool only those no larger than what the claim was charged (its sizing type),
+    // so the limits hold whichever option CreateFleet picks.
+    let charge = &pc.types[target].capacity;
     let types: Vec<&TypeCtx<'_>> = pc
         .compatible(&slot.reqs)
         .iter()
         .map(|&(t, _)| &pc.types[t])
-        .filter(|t| fits_with_daemons(t, used) && !ports_conflict(&t.ds_ports, &slot.host_ports))
+        .filter(|t| option_fits(pc, t, slot, used, charge))
         .take(max_types)
         .collect();
     min_values_satisfied(&slot.reqs, &types).map_err(|e| {
@@ -149,7 +157,7 @@ fn launch(
         node_claim: String::new(),
         node_pool: pc.name().to_string(),
         instance_type: best.it.name.clone(),
-        capacity_type: off.capacity_type.as_str().to_string(),
+        capacity_type: off.capacity_type,
         zone: off.zone.clone(),
         price: off.price,
         instance_type_options: types.iter().map(|t| t.it.name.clone()).collect(),
@@ -157,6 +165,14 @@ fn launch(
         pods: slot.pods.iter().map(|&i| run.pods[i].pod.key()).collect(),
         requests: ix.resources(&requests).to_strings(),
     })
+}
+
+/// An option a claim may offer: it holds the claim's pods with their DaemonSets, has no
+/// host-port conflict, and stays within what the claim was charged against the limits.
+fn option_fits(pc: &PoolCtx<'_>, t: &TypeCtx<'_>, slot: &Slot, used: &Res, charge: &Res) -> bool {
+    fits_with_daemons(t, used)
+        && !ports_conflict(&t.ds_ports, &slot.host_ports)
+        && pc.within_charge(&t.capacity, charge)
 }
 
 fn fits_with_daemons(t: &TypeCtx<'_>, used: &Res) -> bool {

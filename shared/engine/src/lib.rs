@@ -35,7 +35,7 @@ pub use plan::Plan;
 use rustc_hash::FxHashSet;
 
 use crate::open::Policy;
-use crate::plan::Unschedulable;
+use crate::plan::{ReasonKind, Unschedulable};
 use crate::requirements::Operator;
 use crate::res::ResIndex;
 use crate::scheduler::Run;
@@ -67,7 +67,7 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
     // Cost repacking rebuilds each pool's unconstrained claims and keeps only cheaper results
     // (the per-claim choice of the cheapest fitting type happens in `finalize`).
     if opts.optimize_cost {
-        repack::repack(&mut best.0);
+        repack::repack(&mut best.0, opts.max_instance_types);
     }
     let mut plan = finalize::plan(&best.0, &ix, opts.max_instance_types, opts.seed, &taken);
     plan.unschedulable.extend(rejected);
@@ -108,9 +108,10 @@ fn classify(snap: &Snapshot) -> (Vec<usize>, Vec<Unschedulable>) {
     let mut rejected = Vec::new();
     for (i, p) in snap.pods.iter().enumerate().filter(|(_, p)| p.is_pending()) {
         match reject_reason(p) {
-            Some(reason) => rejected.push(Unschedulable {
+            Some((kind, reason)) => rejected.push(Unschedulable {
                 pod: p.key(),
                 reason,
+                kind,
             }),
             None => pending.push(i),
         }
@@ -118,10 +119,11 @@ fn classify(snap: &Snapshot) -> (Vec<usize>, Vec<Unschedulable>) {
     (pending, rejected)
 }
 
-fn reject_reason(p: &model::Pod) -> Option<String> {
+fn reject_reason(p: &model::Pod) -> Option<(ReasonKind, String)> {
     if let Some(ds) = &p.daemonset {
-        return Some(format!(
-            "owned by DaemonSet {ds}: placed by the DaemonSet controller, not provisioned"
+        return Some((
+            ReasonKind::DaemonSetPod,
+            format!("owned by DaemonSet {ds}: placed by the DaemonSet controller, not provisioned"),
         ));
     }
     let opts_out = p.spec.required_terms.first().is_some_and(|t| {
@@ -129,7 +131,10 @@ fn reject_reason(p: &model::Pod) -> Option<String> {
             .any(|e| e.key == labels::NODEPOOL && e.operator == Operator::DoesNotExist)
     });
     if opts_out {
-        return Some("requires karpenter.sh/nodepool DoesNotExist: not managed by Kerf".into());
+        return Some((
+            ReasonKind::NotManaged,
+            "requires karpenter.sh/nodepool DoesNotExist: not managed by Kerf".into(),
+        ));
     }
     None
 }

@@ -1,201 +1,211 @@
-//! LP-guided packing for cost repacking: solve the configuration LP of the group (whole pods
-//! per node, fractional node counts) and round it down — each pattern is used as many whole
-//! times as the optimum uses it — then repeat on what is left. What rounding cannot place is
-//! packed by the greedy in `repack`. A shape is one class's pods of one request vector; a
-//! node type is a column, open to the classes in its mask.
+//! LP-guided packing for cost repacking: solve the configuration LP of a problem (whole pods
+//! per node, fractional node counts) and round it down — each pattern is opened as many whole
+//! times as the optimum uses it — then re-solve what is left. Once no pattern is used a whole
+//! time, two completions are offered: the dual-guided greedy at the last dual prices, and
+//! further dives that open the most valuable pattern once each. The work is bounded by the
+//! number of shapes, columns, column-generation rounds and dives, never by the pod count.
 
-use rustc_hash::FxHashMap;
+use crate::confpack::{Budget, Instance, NodeType, Pattern, Shape, greedy, solve_from};
+use crate::repack::shapes::{Opened, Problem, repeat, take};
 
-use crate::confpack::{Budget, Instance, NodeType, Shape, solve, solve_from};
-use crate::pools::PoolCtx;
-use crate::prepare::PodInfo;
-use crate::repack::classes::{Classes, Column};
-
-/// The LP has one row per shape; beyond this the greedy alone is used.
-const MAX_SHAPES: usize = 96;
-/// Column-generation rounds and search per solve, and at most this many re-solves.
+/// Column-generation rounds and knapsack search per solve, for up to
+/// [`FULL_DIVES_SHAPES`] shapes; a knapsack search node costs in proportion to the shapes,
+/// so larger problems search proportionally fewer nodes.
 const BUDGET: Budget = Budget {
-    iterations: 80,
-    search: 3000,
+    iterations: 40,
+    search: 600,
 };
+const MIN_SEARCH: usize = 60;
+const MIN_ITERATIONS: usize = 10;
+
+fn budget(shapes: usize) -> Budget {
+    let scaled =
+        |full: usize, min: usize| (full * FULL_DIVES_SHAPES / shapes.max(1)).clamp(min, full);
+    Budget {
+        iterations: scaled(BUDGET.iterations, MIN_ITERATIONS),
+        search: scaled(BUDGET.search, MIN_SEARCH),
+    }
+}
+/// Solves per packing for up to [`FULL_DIVES_SHAPES`] shapes; larger problems get
+/// proportionally fewer (an LP solve grows with the square of the shapes), at least
+/// [`MIN_DIVES`].
 const DIVES: usize = 40;
+const FULL_DIVES_SHAPES: usize = 32;
+const MIN_DIVES: usize = 3;
 
-/// Bins (column, pods) from the rounded LP, and the pods rounding left over.
-pub type Packing = (Vec<(usize, Vec<usize>)>, Vec<usize>);
-
-/// What one group's LP is built from.
-pub struct Problem<'p, 'a> {
-    pub pc: &'p PoolCtx<'a>,
-    pub cols: &'p [Column],
-    pub classes: &'p Classes,
-    pub pods: &'p [PodInfo<'a>],
-    pub dims: &'p [usize],
+fn dives(shapes: usize) -> usize {
+    let scaled = DIVES * FULL_DIVES_SHAPES * FULL_DIVES_SHAPES / shapes.max(1).pow(2);
+    scaled.clamp(MIN_DIVES, DIVES)
 }
 
-/// Packs `group` with the dual-guided greedy (prices from the configuration LP).
-pub fn dual_greedy(pb: &Problem<'_, '_>, group: &[usize]) -> Option<Vec<(usize, Vec<usize>)>> {
-    let (mut members, lp) = GroupLp::new(pb, group)?;
-    let allowed = |k: usize, c: usize| lp.allowed(k, c);
-    let inst = lp.instance(&allowed);
-    let sol = solve(&inst, BUDGET)?;
-    let nodes = crate::confpack::greedy(&inst, &sol.duals, BUDGET.search)?;
-    let mut bins = Vec::new();
-    for (c, counts) in nodes {
-        take(&mut bins, &mut members, &counts, c);
-    }
-    members.iter().all(|(_, m)| m.is_empty()).then_some(bins)
+/// A packing in progress: patterns opened and pods per shape still left.
+#[derive(Clone, Debug)]
+pub struct Partial {
+    pub opened: Vec<Opened>,
+    pub left: Vec<u32>,
 }
 
-/// A group's pods by (class, request vector).
-type Members = Vec<((usize, Vec<i64>), Vec<usize>)>;
-
-/// The confpack shapes and node types for one group's pods.
-struct GroupLp {
-    shapes: Vec<Shape>,
+struct Lp<'p> {
+    pb: &'p Problem,
     types: Vec<NodeType>,
-    /// Class of each shape, mask of each type.
-    class: Vec<usize>,
-    mask: Vec<u64>,
+    budget: Budget,
 }
 
-impl GroupLp {
-    fn new(pb: &Problem<'_, '_>, group: &[usize]) -> Option<(Members, Self)> {
-        let members = shapes(group, pb);
-        if members.len() > MAX_SHAPES || pb.cols.is_empty() {
-            return None;
-        }
-        let (shapes, types) = instance(pb, &members);
-        let lp = GroupLp {
-            shapes,
-            types,
-            class: members.iter().map(|((k, _), _)| *k).collect(),
-            mask: pb.cols.iter().map(|c| c.mask).collect(),
-        };
-        Some((members, lp))
+impl Lp<'_> {
+    fn shapes(&self, left: &[u32]) -> Vec<Shape> {
+        self.pb
+            .shapes
+            .iter()
+            .zip(left)
+            .map(|(s, n)| Shape {
+                req: s.req.clone(),
+                count: *n,
+            })
+            .collect()
     }
 
-    fn allowed(&self, k: usize, c: usize) -> bool {
-        self.mask[c] & (1 << self.class[k]) != 0
-    }
-
-    fn instance<'s>(&'s self, allowed: &'s dyn Fn(usize, usize) -> bool) -> Instance<'s> {
-        Instance {
-            shapes: &self.shapes,
+    fn solve(&self, left: &[u32], warm: &[(usize, Vec<u32>)]) -> Option<(Vec<Pattern>, Vec<f64>)> {
+        let shapes = self.shapes(left);
+        let allowed = |k: usize, c: usize| self.pb.allowed(k, c);
+        let inst = Instance {
+            shapes: &shapes,
             types: &self.types,
-            allowed,
-        }
-    }
-}
-
-/// The confpack instance for `members` on the problem's columns, scaled so the largest
-/// request in each dimension is 1.
-fn instance(pb: &Problem<'_, '_>, members: &Members) -> (Vec<Shape>, Vec<NodeType>) {
-    let scale: Vec<f64> = (0..pb.dims.len())
-        .map(|d| {
-            members
-                .iter()
-                .map(|((_, req), _)| req[d] as f64)
-                .fold(1.0, f64::max)
-        })
-        .collect();
-    let shape_list: Vec<Shape> = members
-        .iter()
-        .map(|((_, req), m)| Shape {
-            req: req.iter().zip(&scale).map(|(r, s)| *r as f64 / s).collect(),
-            count: m.len() as u32,
-        })
-        .collect();
-    let node_types: Vec<NodeType> = pb
-        .cols
-        .iter()
-        .map(|c| NodeType {
-            cap: pb
-                .dims
-                .iter()
-                .zip(&scale)
-                .map(|(&d, s)| pb.pc.types[c.t].usable.0[d] as f64 / s)
-                .collect(),
-            price: c.price,
-        })
-        .collect();
-    (shape_list, node_types)
-}
-
-/// Packs `group` onto the problem's columns by diving: solve the LP, open every pattern as
-/// many whole times as the optimum uses it (or, when none is used a whole time, the most used
-/// one once), and re-solve what is left from the previous patterns.
-pub fn pack(pb: &Problem<'_, '_>, group: &[usize]) -> Option<Packing> {
-    let (mut members, mut lp) = GroupLp::new(pb, group)?;
-    let mut bins = Vec::new();
-    let mut warm: Vec<(usize, Vec<u32>)> = Vec::new();
-    for _ in 0..DIVES {
-        if lp.shapes.iter().all(|s| s.count == 0) {
-            break;
-        }
-        let allowed = |k: usize, c: usize| lp.allowed(k, c);
-        let inst = lp.instance(&allowed);
-        let mut sol = solve_from(&inst, BUDGET, &warm)?;
+            allowed: &allowed,
+        };
+        let mut sol = solve_from(&inst, self.budget, warm)?;
         sol.patterns.sort_by(|a, b| {
             b.uses
                 .total_cmp(&a.uses)
                 .then(a.node_type.cmp(&b.node_type))
         });
-        let opened = bins.len();
-        for p in &sol.patterns {
-            for _ in 0..((p.uses + 1e-6).floor() as usize) {
-                if !take(&mut bins, &mut members, &p.counts, p.node_type) {
-                    break;
-                }
-            }
+        Some((sol.patterns, sol.duals))
+    }
+
+    /// The dual-guided greedy on what `p` left.
+    fn complete(&self, mut p: Partial, duals: &[f64]) -> Option<Partial> {
+        if p.left.iter().all(|n| *n == 0) {
+            return Some(p);
         }
-        if bins.len() == opened
-            && let Some(p) = sol.patterns.first()
-        {
-            take(&mut bins, &mut members, &p.counts, p.node_type);
+        let shapes = self.shapes(&p.left);
+        let allowed = |k: usize, c: usize| self.pb.allowed(k, c);
+        let inst = Instance {
+            shapes: &shapes,
+            types: &self.types,
+            allowed: &allowed,
+        };
+        for (col, counts, copies) in greedy(&inst, duals, self.budget.search)? {
+            take(&mut p.left, &counts, copies);
+            p.opened.push(Opened {
+                col,
+                counts,
+                copies,
+            });
         }
-        if bins.len() == opened {
+        Some(p)
+    }
+}
+
+/// Packs the problem's pods with column prices `prices`; returns the completed packings
+/// (pods no completion could place are left in `left`).
+pub fn pack(pb: &Problem, prices: &[f64]) -> Vec<Partial> {
+    let lp = Lp {
+        pb,
+        types: pb
+            .caps
+            .iter()
+            .zip(prices)
+            .map(|(cap, price)| NodeType {
+                cap: cap.clone(),
+                price: *price,
+            })
+            .collect(),
+        budget: budget(pb.shapes.len()),
+    };
+    let mut p = Partial {
+        opened: Vec::new(),
+        left: pb.counts(),
+    };
+    let mut out = Vec::new();
+    let mut warm: Vec<(usize, Vec<u32>)> = Vec::new();
+    let mut whole = true;
+    for _ in 0..dives(pb.shapes.len()) {
+        if p.left.iter().all(|n| *n == 0) {
             break;
         }
-        for (s, (_, m)) in lp.shapes.iter_mut().zip(&members) {
-            s.count = m.len() as u32;
+        let Some((patterns, duals)) = lp.solve(&p.left, &warm) else {
+            break;
+        };
+        let before = p.opened.len();
+        for pat in &patterns {
+            let copies = ((pat.uses + 1e-6).floor() as u32).min(repeat(&pat.counts, &p.left));
+            open(&mut p, pat.node_type, pat.counts.clone(), copies);
         }
-        warm = sol
-            .patterns
+        if p.opened.len() == before {
+            if whole {
+                // The first time rounding stalls, offer the greedy completion too.
+                out.extend(lp.complete(p.clone(), &duals));
+                whole = false;
+            }
+            let Some((col, counts)) = best_clipped(&patterns, &duals, &p.left, prices) else {
+                break;
+            };
+            open(&mut p, col, counts, 1);
+        }
+        warm = patterns
             .into_iter()
-            .map(|p| (p.node_type, p.counts))
+            .map(|x| (x.node_type, x.counts))
             .collect();
     }
-    Some((bins, members.into_iter().flat_map(|(_, m)| m).collect()))
+    if p.left.iter().any(|n| *n > 0) {
+        let Some((_, duals)) = lp.solve(&p.left, &warm) else {
+            return out;
+        };
+        out.extend(lp.complete(p, &duals));
+    } else {
+        out.push(p);
+    }
+    out
 }
 
-/// Opens one node of column `c` holding up to `counts` pods of each shape; false when no pod
-/// is left for it.
-fn take(
-    bins: &mut Vec<(usize, Vec<usize>)>,
-    members: &mut Members,
-    counts: &[u32],
-    c: usize,
-) -> bool {
-    let mut bin = Vec::new();
-    for (k, n) in counts.iter().enumerate() {
-        let n = (*n as usize).min(members[k].1.len());
-        bin.extend(members[k].1.drain(..n));
+fn open(p: &mut Partial, col: usize, counts: Vec<u32>, copies: u32) {
+    if copies == 0 || counts.iter().all(|c| *c == 0) {
+        return;
     }
-    if bin.is_empty() {
-        return false;
-    }
-    bins.push((c, bin));
-    true
+    take(&mut p.left, &counts, copies);
+    p.opened.push(Opened {
+        col,
+        counts,
+        copies,
+    });
 }
 
-/// Pods grouped by class and request vector over the problem's dimensions, in a stable order.
-fn shapes(group: &[usize], pb: &Problem<'_, '_>) -> Members {
-    let mut by: FxHashMap<(usize, Vec<i64>), Vec<usize>> = FxHashMap::default();
-    for &i in group {
-        let req = pb.dims.iter().map(|&d| pb.pods[i].req.0[d]).collect();
-        by.entry((pb.classes.of[&i], req)).or_default().push(i);
+/// The pattern, clipped to what is left, with the most dual value per dollar.
+fn best_clipped(
+    patterns: &[Pattern],
+    duals: &[f64],
+    left: &[u32],
+    prices: &[f64],
+) -> Option<(usize, Vec<u32>)> {
+    let mut best: Option<(f64, usize, Vec<u32>)> = None;
+    for p in patterns {
+        let counts: Vec<u32> = p
+            .counts
+            .iter()
+            .zip(left)
+            .map(|(c, l)| (*c).min(*l))
+            .collect();
+        if counts.iter().all(|c| *c == 0) {
+            continue;
+        }
+        let value: f64 = counts
+            .iter()
+            .zip(duals)
+            .map(|(c, d)| f64::from(*c) * d.max(1e-9))
+            .sum();
+        let eff = value / prices[p.node_type];
+        if best.as_ref().is_none_or(|b| eff > b.0 * (1.0 + 1e-12)) {
+            best = Some((eff, p.node_type, counts));
+        }
     }
-    let mut v: Members = by.into_iter().collect();
-    v.sort();
-    v
+    best.map(|(_, c, counts)| (c, counts))
 }

@@ -77,10 +77,14 @@ pub struct TopologySpread {
 pub struct AffinityTerm {
     pub topology_key: String,
     pub selector: LabelSelector,
-    /// Namespaces the selector applies to; empty means the pod's own namespace.
+    /// Namespaces the selector applies to; with no `namespace_selector` either, empty means
+    /// the pod's own namespace.
     pub namespaces: Vec<String>,
     /// `namespaceSelector: {}` selects all namespaces.
     pub all_namespaces: bool,
+    /// A non-empty `namespaceSelector`: namespaces whose labels it matches are added to
+    /// `namespaces`.
+    pub namespace_selector: Option<LabelSelector>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -214,6 +218,8 @@ pub struct Snapshot {
     pub node_claims: Vec<NodeClaim>,
     pub node_pools: Vec<NodePool>,
     pub daemon_sets: Vec<DaemonSet>,
+    /// Labels of the namespaces the input names (`kubernetes.io/metadata.name` is implied).
+    pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
     pub now: Timestamp,
 }
 
@@ -234,7 +240,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             respect_preferences: true,
-            max_instance_types: 60,
+            max_instance_types: kerf_labels::MAX_INSTANCE_TYPES,
             seed: 0,
             optimize_cost: true,
         }

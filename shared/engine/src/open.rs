@@ -2,6 +2,7 @@
 //! topology domains it commits to, and the instance type it is sized for.
 
 use crate::fit::Attempt;
+use crate::labels;
 use crate::pools::{PoolCtx, TypeCtx};
 use crate::prepare::PodInfo;
 use crate::requirements::{Requirement, Requirements};
@@ -52,6 +53,12 @@ fn open_in(
 ) -> Result<Slot, String> {
     if let Some(u) = &pool.unusable {
         return Err(u.clone());
+    }
+    if a.reqs.has_key(labels::NODE_NAME_FIELD) {
+        return Err(
+            "required node affinity matchFields on metadata.name only matches existing nodes"
+                .into(),
+        );
     }
     if let Some(t) = first_untolerated(&pool.np.taints, a.tolerations, a.tolerate_prefer) {
         return Err(format!(
@@ -109,7 +116,7 @@ fn candidates(
     if fitting.is_empty() {
         return Err(format!(
             "no instance type has enough resources for {}",
-            describe(&p.req)
+            describe(pool, &compatible, &p.req)
         ));
     }
     let within: Vec<(usize, f64)> = fitting
@@ -122,17 +129,26 @@ fn candidates(
     Ok(within)
 }
 
-fn describe(req: &Res) -> String {
-    let names = ["cpu", "memory", "pods"];
-    req.0
+/// The requests no compatible type can hold on its own, or every request when each fits
+/// some type but no type holds them all.
+fn describe(pool: &PoolCtx<'_>, compatible: &[(usize, f64)], req: &Res) -> String {
+    let requested: Vec<usize> = (0..req.0.len()).filter(|&d| req.0[d] > 0).collect();
+    let short: Vec<usize> = requested
         .iter()
-        .enumerate()
-        .filter(|(i, v)| **v != 0 && *i < names.len())
-        .map(|(i, v)| {
+        .copied()
+        .filter(|&d| {
+            compatible
+                .iter()
+                .all(|&(t, _)| pool.types[t].usable.0[d] < req.0[d])
+        })
+        .collect();
+    let dims = if short.is_empty() { requested } else { short };
+    dims.iter()
+        .map(|&d| {
+            let name = &pool.resource_names[d];
             format!(
-                "{}={}",
-                names[i],
-                kerf_catalog::quantity::format(*v, kerf_catalog::resources::format_for(names[i]))
+                "{name}={}",
+                kerf_catalog::quantity::format(req.0[d], kerf_catalog::resources::format_for(name))
             )
         })
         .collect::<Vec<_>>()

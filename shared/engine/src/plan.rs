@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+pub use kerf_catalog::CapacityType;
+
 use crate::requirements::SelectorRequirement;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -24,7 +26,8 @@ pub struct Launch {
     pub node_claim: String,
     pub node_pool: String,
     pub instance_type: String,
-    pub capacity_type: String,
+    /// Serialized as `spot`, `on-demand` or `reserved`.
+    pub capacity_type: CapacityType,
     pub zone: String,
     pub price: f64,
     pub instance_type_options: Vec<String>,
@@ -43,7 +46,34 @@ pub struct Nomination {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Unschedulable {
     pub pod: String,
+    /// What failed, in words a user understands.
     pub reason: String,
+    /// Which kind of failure it is (an addition to the contract's `pod` and `reason`).
+    pub kind: ReasonKind,
+}
+
+/// Why a pending pod is not placed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ReasonKind {
+    /// Owned by a DaemonSet: placed by the DaemonSet controller.
+    DaemonSetPod,
+    /// Requires `karpenter.sh/nodepool DoesNotExist`: not managed by Kerf.
+    NotManaged,
+    /// Its node affinity cannot be read as requirements.
+    InvalidNodeAffinity,
+    /// No NodePool exists.
+    NoNodePools,
+    /// Every NodePool rejected it; the reason says why per pool.
+    NoNodePoolFits,
+    /// Its claim broke minValues once the options were truncated, or had no option left.
+    ClaimDropped,
+    /// The pod object itself is invalid (reported by the control layer).
+    InvalidPod,
+    /// Its NodeClaim could not be created or launched (reported by the control layer).
+    LaunchFailed,
+    /// No offering of its NodeClaim had capacity; retried on the next pass.
+    CapacityUnavailable,
 }
 
 /// A disruption decision (filled by the disruption planner).
@@ -77,8 +107,9 @@ impl Plan {
         }
     }
 
-    /// Total hourly price of the launches.
+    /// Total hourly price of the launches (never a negative zero: an empty float sum is
+    /// -0.0, and adding +0.0 turns it into 0.0).
     pub fn cost(&self) -> f64 {
-        self.launches.iter().map(|l| l.price).sum()
+        self.launches.iter().map(|l| l.price).sum::<f64>() + 0.0
     }
 }

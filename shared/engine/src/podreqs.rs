@@ -131,10 +131,7 @@ pub fn strict_requirements(
 ) -> Result<Requirements, RequirementError> {
     let mut r = Requirements::new();
     for (k, v) in &spec.node_selector {
-        r.add(
-            &crate::labels::normalize(k),
-            Requirement::is_in([v.clone()]),
-        );
+        r.add(crate::labels::normalize(k), Requirement::is_in([v.clone()]));
     }
     if let Some(term) = spec.required_terms.get(relax.dropped_required_terms) {
         r.add_all(&Requirements::from_selectors(term)?);

@@ -85,6 +85,8 @@ pub struct PoolCtx<'a> {
     pub min_values: bool,
     /// Why the pool cannot launch anything at all.
     pub unusable: Option<String>,
+    /// The name of each resource vector slot.
+    pub resource_names: Rc<[String]>,
     /// Compatible types per requirement set, shared by every packing run.
     cache: Rc<RefCell<FxHashMap<Requirements, Compatible>>>,
 }
@@ -124,6 +126,30 @@ impl PoolCtx<'_> {
                 .remaining
                 .as_ref()
                 .is_none_or(|r| limited_fits(r, capacity))
+    }
+
+    /// True when an option of `capacity` is no larger than `charge` in every limited
+    /// resource: a claim charged `charge` against the limits may offer it to CreateFleet.
+    pub fn within_charge(&self, capacity: &Res, charge: &Res) -> bool {
+        self.remaining.as_ref().is_none_or(|r| {
+            r.0.iter()
+                .zip(capacity.0.iter().zip(&charge.0))
+                .all(|(have, (c, limit))| *have == i64::MAX || c <= limit)
+        })
+    }
+
+    /// Gives back what a claim that is no longer launched was charged.
+    pub fn refund(&mut self, capacity: &Res) {
+        if let Some(n) = &mut self.nodes_left {
+            *n += 1;
+        }
+        if let Some(r) = &mut self.remaining {
+            for (have, back) in r.0.iter_mut().zip(&capacity.0) {
+                if *have != i64::MAX {
+                    *have += back;
+                }
+            }
+        }
     }
 
     pub fn charge(&mut self, capacity: &Res) {
@@ -182,6 +208,7 @@ fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolC
         nodes_left: None,
         min_values: false,
         unusable: None,
+        resource_names: (0..ix.len()).map(|s| ix.name(s).to_string()).collect(),
         cache: Rc::default(),
     };
     match pool_requirements(np) {

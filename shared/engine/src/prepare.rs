@@ -51,13 +51,14 @@ pub fn base<'a>(
     pending: &[usize],
 ) -> Base<'a> {
     let mut topo = Topology::default();
+    let known = known_namespaces(snap);
     let mut pods: Vec<PodInfo<'a>> = pending
         .iter()
-        .map(|&i| register_pod(&mut topo, &snap.pods[i], ix))
+        .map(|&i| register_pod(&mut topo, &snap.pods[i], ix, &known))
         .collect();
     pods.sort_by(|a, b| queue_order(a, b));
     let mut slots = crate::slots::existing(snap, ix, &pools);
-    count_bound(snap, &mut topo, &mut slots);
+    count_bound(snap, &mut topo, &mut slots, &known);
     for p in &mut pods {
         for (g, grp) in topo.groups.iter().enumerate() {
             if grp.selects(&p.pod.namespace, &p.pod.labels) {
@@ -95,17 +96,51 @@ fn queue_order(a: &PodInfo<'_>, b: &PodInfo<'_>) -> std::cmp::Ordering {
         .then(a.pod.name.cmp(&b.pod.name))
 }
 
-fn namespaces(term: &AffinityTerm, own: &str) -> Option<BTreeSet<String>> {
-    if term.all_namespaces {
-        None
-    } else if term.namespaces.is_empty() {
-        Some([own.to_string()].into())
-    } else {
-        Some(term.namespaces.iter().cloned().collect())
+/// Namespace labels of every namespace the snapshot knows (from Namespace objects and the
+/// pods' own namespaces), with the `kubernetes.io/metadata.name` label the API server sets.
+pub type Namespaces = BTreeMap<String, BTreeMap<String, String>>;
+
+fn known_namespaces(snap: &Snapshot) -> Namespaces {
+    let mut out = snap.namespaces.clone();
+    for p in &snap.pods {
+        out.entry(p.namespace.clone()).or_default();
     }
+    for (name, labels) in &mut out {
+        labels
+            .entry(labels::NAMESPACE_NAME.to_string())
+            .or_insert_with(|| name.clone());
+    }
+    out
 }
 
-fn register_pod<'a>(topo: &mut Topology, pod: &'a Pod, ix: &ResIndex) -> PodInfo<'a> {
+/// The namespaces an affinity term selects pods in (`None` = every namespace): those it
+/// lists and those its namespace selector matches, or the pod's own when it has neither.
+fn namespaces(term: &AffinityTerm, own: &str, known: &Namespaces) -> Option<BTreeSet<String>> {
+    if term.all_namespaces {
+        return None;
+    }
+    let mut set: BTreeSet<String> = term.namespaces.iter().cloned().collect();
+    match &term.namespace_selector {
+        Some(sel) => set.extend(
+            known
+                .iter()
+                .filter(|(_, l)| crate::selector::matches(sel, l))
+                .map(|(n, _)| n.clone()),
+        ),
+        None if set.is_empty() => {
+            set.insert(own.to_string());
+        }
+        None => {}
+    }
+    Some(set)
+}
+
+fn register_pod<'a>(
+    topo: &mut Topology,
+    pod: &'a Pod,
+    ix: &ResIndex,
+    known: &Namespaces,
+) -> PodInfo<'a> {
     let s = &pod.spec;
     let ns = Some(BTreeSet::from([pod.namespace.clone()]));
     let spread = s
@@ -120,7 +155,7 @@ fn register_pod<'a>(topo: &mut Topology, pod: &'a Pod, ix: &ResIndex) -> PodInfo
             };
             topo.register(
                 kind,
-                &labels::normalize(&c.topology_key),
+                labels::normalize(&c.topology_key),
                 &c.selector,
                 ns.clone(),
             )
@@ -129,9 +164,9 @@ fn register_pod<'a>(topo: &mut Topology, pod: &'a Pod, ix: &ResIndex) -> PodInfo
     let mut term = |kind: Kind, t: &AffinityTerm| {
         topo.register(
             kind,
-            &labels::normalize(&t.topology_key),
+            labels::normalize(&t.topology_key),
             &t.selector,
-            namespaces(t, &pod.namespace),
+            namespaces(t, &pod.namespace, known),
         )
     };
     let affinity = s.affinity.iter().map(|t| term(Kind::Affinity, t)).collect();
@@ -169,7 +204,7 @@ fn weighted<T>(items: &[crate::model::WeightedTerm<T>]) -> Vec<&T> {
 }
 
 /// Counts bound pods into topology groups and registers their required anti-affinity.
-fn count_bound(snap: &Snapshot, topo: &mut Topology, slots: &mut [Slot]) {
+fn count_bound(snap: &Snapshot, topo: &mut Topology, slots: &mut [Slot], known: &Namespaces) {
     let node_labels: BTreeMap<&str, &BTreeMap<String, String>> = snap
         .nodes
         .iter()
@@ -190,9 +225,9 @@ fn count_bound(snap: &Snapshot, topo: &mut Topology, slots: &mut [Slot]) {
         for t in &pod.spec.anti_affinity {
             let g = topo.register(
                 Kind::AntiAffinity,
-                &labels::normalize(&t.topology_key),
+                labels::normalize(&t.topology_key),
                 &t.selector,
-                namespaces(t, &pod.namespace),
+                namespaces(t, &pod.namespace, known),
             );
             owner_at(topo, slots, slot, labels, g);
         }

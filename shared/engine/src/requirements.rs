@@ -383,7 +383,7 @@ impl Requirements {
     pub fn from_selectors(reqs: &[SelectorRequirement]) -> Result<Self, RequirementError> {
         let mut r = Requirements::new();
         for s in reqs {
-            r.add(&labels::normalize(&s.key), Requirement::from_selector(s)?);
+            r.add(labels::normalize(&s.key), Requirement::from_selector(s)?);
         }
         Ok(r)
     }
@@ -395,7 +395,7 @@ impl Requirements {
     {
         let mut r = Requirements::new();
         for (k, v) in labels {
-            r.add(&labels::normalize(k), Requirement::is_in([v.clone()]));
+            r.add(labels::normalize(k), Requirement::is_in([v.clone()]));
         }
         r
     }

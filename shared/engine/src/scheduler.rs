@@ -5,6 +5,7 @@ use rustc_hash::FxHashMap;
 
 use crate::fit::{self, Attempt};
 use crate::open::{self, Policy};
+use crate::plan::ReasonKind;
 use crate::podreqs::{Relaxation, node_requirements, strict_requirements};
 use crate::pools::PoolCtx;
 use crate::prepare::{Base, PodInfo};
@@ -22,7 +23,8 @@ pub struct Run<'a> {
     pub existing: usize,
     /// Where each pod went (index into `slots`).
     pub placed: Vec<Option<usize>>,
-    pub reasons: Vec<String>,
+    /// Why each pod that is not placed failed, as of its last attempt.
+    pub reasons: Vec<(ReasonKind, String)>,
     policy: Policy,
     respect: bool,
     demand: crate::res::Res,
@@ -41,7 +43,7 @@ impl<'a> Run<'a> {
             pools: base.pools,
             existing,
             placed: vec![None; n],
-            reasons: vec![String::new(); n],
+            reasons: vec![(ReasonKind::NoNodePoolFits, String::new()); n],
             policy,
             respect,
             demand: base.demand,
@@ -93,14 +95,18 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn attempt(&mut self, i: usize, relax: Relaxation) -> Result<usize, String> {
+    fn attempt(&mut self, i: usize, relax: Relaxation) -> Result<usize, (ReasonKind, String)> {
         let p = &self.pods[i];
         let spec = &p.pod.spec;
+        let invalid = |e| {
+            (
+                ReasonKind::InvalidNodeAffinity,
+                format!("invalid node affinity: {e}"),
+            )
+        };
         let a = Attempt {
-            reqs: node_requirements(spec, &relax, self.respect)
-                .map_err(|e| format!("invalid node affinity: {e}"))?,
-            strict: strict_requirements(spec, &relax)
-                .map_err(|e| format!("invalid node affinity: {e}"))?,
+            reqs: node_requirements(spec, &relax, self.respect).map_err(invalid)?,
+            strict: strict_requirements(spec, &relax).map_err(invalid)?,
             tolerations: &spec.tolerations,
             tolerate_prefer: relax.tolerate_prefer_no_schedule,
             active: active_groups(p, &relax, self.respect),
@@ -132,7 +138,15 @@ impl<'a> Run<'a> {
                 return Ok(s);
             }
         }
-        let slot = open::open(p, &a, &self.pools, &self.topo, self.policy, &self.demand)?;
+        let slot =
+            open::open(p, &a, &self.pools, &self.topo, self.policy, &self.demand).map_err(|m| {
+                let kind = if self.pools.is_empty() {
+                    ReasonKind::NoNodePools
+                } else {
+                    ReasonKind::NoNodePoolFits
+                };
+                (kind, m)
+            })?;
         let s = self.slots.len();
         self.slots.push(slot);
         if let crate::slots::SlotKind::Bin { pool, target } = self.slots[s].kind {
@@ -142,8 +156,14 @@ impl<'a> Run<'a> {
         if monotone {
             self.hints.insert(key, s);
         }
-        let f = fit::check(&self.pods[i], &a, &self.slots[s], &self.topo, &self.pools)
-            .ok_or_else(|| "the new node claim rejected its first pod".to_string())?;
+        let f = fit::check(&self.pods[i], &a, &self.slots[s], &self.topo, &self.pools).ok_or_else(
+            || {
+                (
+                    ReasonKind::NoNodePoolFits,
+                    "the new node claim rejected its first pod".to_string(),
+                )
+            },
+        )?;
         fit::commit(
             i,
             &self.pods,

@@ -193,6 +193,7 @@ fn node_slot(snap: &Snapshot, n: &Node, ix: &ResIndex) -> Slot {
     labels
         .entry(labels::HOSTNAME.to_string())
         .or_insert_with(|| n.name.clone());
+    labels.insert(labels::NODE_NAME_FIELD.to_string(), n.name.clone());
     let bound: Vec<&Pod> = snap
         .pods
         .iter()

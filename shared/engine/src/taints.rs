@@ -28,13 +28,7 @@ pub fn first_untolerated<'a>(
 
 /// Taints that only exist while a node is booting; ignored on uninitialized managed nodes.
 pub fn is_ephemeral(taint: &Taint) -> bool {
-    matches!(
-        taint.key.as_str(),
-        "node.kubernetes.io/not-ready"
-            | "node.kubernetes.io/unreachable"
-            | "node.cloudprovider.kubernetes.io/uninitialized"
-            | "karpenter.sh/unregistered"
-    ) || taint.key.starts_with("readiness.k8s.io/")
+    kerf_labels::is_ephemeral_taint(&taint.key)
 }
 
 #[cfg(test)]

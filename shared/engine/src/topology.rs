@@ -65,6 +65,12 @@ impl Group {
         self.counts.get(domain).copied().unwrap_or(0)
     }
 
+    /// Matching pods are counted but none in a known domain yet (they sit on claims whose
+    /// domain is still open), so a bootstrap would ignore them.
+    fn pending_host_only(&self) -> bool {
+        self.total > 0 && self.counts.values().all(|c| *c == 0)
+    }
+
     pub fn owners(&self, domain: &str) -> i32 {
         self.owners.get(domain).copied().unwrap_or(0)
     }
@@ -240,10 +246,18 @@ impl Topology {
             Kind::Affinity => {
                 let present: Vec<&String> =
                     candidates.iter().filter(|d| grp.count(d) > 0).collect();
-                if present.is_empty() && grp.total == 0 && selects_self {
-                    return pick(candidates.iter().collect());
+                if !present.is_empty() {
+                    return pick(present);
                 }
-                pick(present)
+                // Karpenter bootstraps a self-selecting pod when no matching pod is in a
+                // domain the pod itself admits (none at all, or only in domains its own
+                // requirements exclude): any candidate domain the pod admits will do.
+                let admits = |d: &str| strict.get(&grp.key).is_none_or(|r| r.has(d));
+                let elsewhere = grp.counts.iter().any(|(d, c)| *c > 0 && admits(d));
+                if selects_self && !elsewhere && !grp.pending_host_only() {
+                    return pick(candidates.iter().filter(|d| admits(d)).collect());
+                }
+                pick(Vec::new())
             }
             Kind::AntiAffinity => pick(candidates.iter().filter(|d| grp.count(d) == 0).collect()),
         }

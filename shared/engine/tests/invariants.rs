@@ -88,6 +88,7 @@ fn make_pod(i: usize, (cpu, mem, kind, app): (i64, i64, u8, u8)) -> Pod {
         selector: selector(&app),
         namespaces: vec![],
         all_namespaces: false,
+        namespace_selector: None,
     };
     match kind {
         1 => spec.spread.push(TopologySpread {
@@ -190,7 +191,7 @@ proptest! {
                 let t = cat.instance_types.iter().find(|t| &t.name == o).unwrap();
                 prop_assert!(t.allocatable.fits(&used), "option {} cannot host {}", o, l.node_claim);
             }
-            let off = it.offerings.iter().find(|x| x.zone == l.zone && x.capacity_type.as_str() == l.capacity_type).unwrap();
+            let off = it.offerings.iter().find(|x| x.zone == l.zone && x.capacity_type == l.capacity_type).unwrap();
             prop_assert!(off.available, "unavailable offering chosen");
         }
     }
@@ -199,10 +200,20 @@ proptest! {
     fn limits_are_never_exceeded(pods in prop::collection::vec(pod_strategy(), 1..60), limit in 1i64..40) {
         let plan = provision(&snapshot(pods, Some(limit)), &Options::default());
         let cat = catalog();
-        let cpu: i64 = plan.launches.iter().map(|l| {
-            cat.instance_types.iter().find(|t| t.name == l.instance_type).unwrap().capacity.get("cpu")
-        }).sum();
-        prop_assert!(cpu <= limit * 1000, "launched {cpu}m cpu over a limit of {limit}");
+        let cpu_of = |name: &str| {
+            cat.instance_types.iter().find(|t| t.name == name).unwrap().capacity.get("cpu")
+        };
+        // CreateFleet may launch any option: each claim is charged its largest one, as
+        // Karpenter charges the remaining limits, and every option must fit what is left.
+        let mut left = limit * 1000;
+        for l in &plan.launches {
+            prop_assert!(!l.instance_type_options.is_empty());
+            for o in &l.instance_type_options {
+                prop_assert!(cpu_of(o) <= left, "{}: option {o} exceeds the {left}m cpu left", l.node_claim);
+            }
+            left -= l.instance_type_options.iter().map(|o| cpu_of(o)).max().unwrap();
+        }
+        prop_assert!(left >= 0, "launched over a limit of {limit}");
     }
 
     #[test]

@@ -8,10 +8,7 @@ use kube::api::{Api, PostParams};
 use kube::{Client, Resource};
 use serde_json::{Value, json};
 
-/// Karpenter's NodeClaim/Node termination finalizer.
-pub const TERMINATION_FINALIZER: &str = "karpenter.sh/termination";
-/// Label naming a NodeClaim's NodePool.
-pub const NODEPOOL_LABEL: &str = "karpenter.sh/nodepool";
+use kerf_labels::{NODEPOOL as NODEPOOL_LABEL, TERMINATION_FINALIZER};
 
 /// Fills in what the provisioner sets on every NodeClaim it creates for `pool`.
 pub fn prepare(pool: &NodePool, mut claim: NodeClaim) -> NodeClaim {

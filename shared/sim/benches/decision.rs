@@ -18,13 +18,19 @@ fn must<T, E: std::fmt::Debug>(r: Result<T, E>, what: &str) -> T {
 }
 
 fn read(rel: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel);
     must(std::fs::read_to_string(&path), rel)
 }
 
 async fn cluster(pods: usize) -> World {
     let w = must(World::start(WorldOptions::default()).await, "world");
-    must(w.apply(&read("examples/getting-started/nodepool.yaml")).await, "nodepool");
+    must(
+        w.apply(&read("examples/getting-started/nodepool.yaml"))
+            .await,
+        "nodepool",
+    );
     for i in 0..pods {
         let pod = json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": format!("inflate-{i:05}"), "namespace": "default", "labels": {"app": "inflate"},

@@ -51,7 +51,7 @@ fn every_crd_rule_compiles() {
             .lines()
             .filter(|l| l.trim_start().trim_start_matches("- ").starts_with("rule:"))
             .count();
-        let crd: Value = serde_yaml::from_str(&text).unwrap();
+        let crd: Value = yaml_serde::from_str(&text).unwrap();
         for v in crd["spec"]["versions"].as_array().unwrap() {
             let name = format!("{}:{}", path.display(), v["name"]);
             collect(&v["schema"]["openAPIV3Schema"], &name, &mut rules);

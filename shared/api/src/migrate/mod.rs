@@ -60,8 +60,8 @@ impl Ctx {
 pub fn migrate_documents(yaml_text: &str) -> Result<MigrateOutput, ApiError> {
     let mut ctx = Ctx::default();
     let mut docs = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(yaml_text) {
-        let value = serde_yaml::Value::deserialize(document)?;
+    for document in yaml_serde::Deserializer::from_str(yaml_text) {
+        let value = yaml_serde::Value::deserialize(document)?;
         if value.is_null() {
             continue;
         }
@@ -180,9 +180,9 @@ fn render(docs: &[Doc]) -> Result<String, ApiError> {
     let mut out = String::new();
     for doc in docs {
         let text = match doc {
-            Doc::NodePool(p) => serde_yaml::to_string(p)?,
-            Doc::NodeClass(c) => serde_yaml::to_string(c)?,
-            Doc::Raw(v) => serde_yaml::to_string(v)?,
+            Doc::NodePool(p) => yaml_serde::to_string(p)?,
+            Doc::NodeClass(c) => yaml_serde::to_string(c)?,
+            Doc::Raw(v) => yaml_serde::to_string(v)?,
         };
         out.push_str("---\n");
         out.push_str(&text);

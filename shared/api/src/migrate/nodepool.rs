@@ -11,6 +11,7 @@ use crate::v1::{
     NodePool, NodePoolSpec, NodeSelectorRequirementWithMinValues, Operator, TemplateMetadata,
     disruption::default_budgets,
 };
+use kerf_labels::{self as labels, aws};
 
 /// Legacy requirements → v1 (unknown operators are dropped with a warning).
 fn requirements(
@@ -49,36 +50,26 @@ type RequirementSpec = (&'static str, Operator, &'static [&'static str]);
 /// constrain the key(s); v1 adds none, so migration writes them out. Each entry: the keys whose
 /// absence triggered the default, then the requirements added.
 const V1ALPHA5_DEFAULTS: [(&[&str], &[RequirementSpec]); 4] = [
+    (&[labels::OS], &[(labels::OS, Operator::In, &["linux"])]),
+    (&[labels::ARCH], &[(labels::ARCH, Operator::In, &["amd64"])]),
     (
-        &["kubernetes.io/os"],
-        &[("kubernetes.io/os", Operator::In, &["linux"])],
-    ),
-    (
-        &["kubernetes.io/arch"],
-        &[("kubernetes.io/arch", Operator::In, &["amd64"])],
-    ),
-    (
-        &["karpenter.sh/capacity-type"],
-        &[("karpenter.sh/capacity-type", Operator::In, &["on-demand"])],
+        &[labels::CAPACITY_TYPE],
+        &[(
+            labels::CAPACITY_TYPE,
+            Operator::In,
+            &[labels::CAPACITY_TYPE_ON_DEMAND],
+        )],
     ),
     (
         &[
-            "node.kubernetes.io/instance-type",
-            "karpenter.k8s.aws/instance-family",
-            "karpenter.k8s.aws/instance-category",
-            "karpenter.k8s.aws/instance-generation",
+            labels::INSTANCE_TYPE,
+            aws::INSTANCE_FAMILY,
+            aws::INSTANCE_CATEGORY,
+            aws::INSTANCE_GENERATION,
         ],
         &[
-            (
-                "karpenter.k8s.aws/instance-category",
-                Operator::In,
-                &["c", "m", "r"],
-            ),
-            (
-                "karpenter.k8s.aws/instance-generation",
-                Operator::Gt,
-                &["2"],
-            ),
+            (aws::INSTANCE_CATEGORY, Operator::In, &["c", "m", "r"]),
+            (aws::INSTANCE_GENERATION, Operator::Gt, &["2"]),
         ],
     ),
 ];

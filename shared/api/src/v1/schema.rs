@@ -78,9 +78,9 @@ pub fn tags_rules() -> Value {
         "self.all(k, !k.startsWith('kubernetes.io/cluster') )",
     ));
     for key in [
-        "karpenter.sh/nodepool",
-        "karpenter.sh/nodeclaim",
-        "karpenter.k8s.aws/ec2nodeclass",
+        kerf_labels::NODEPOOL,
+        kerf_labels::aws::NODECLAIM_TAG,
+        kerf_labels::aws::NODECLASS,
     ] {
         rules.push(rule(
             format!("tag contains a restricted tag matching {key}"),

@@ -39,8 +39,8 @@ pub fn fixture_files(dir: &str) -> Vec<(String, String)> {
 }
 
 pub fn documents(text: &str) -> Vec<Value> {
-    serde_yaml::Deserializer::from_str(text)
-        .map(|d| serde_yaml::Value::deserialize(d).unwrap())
+    yaml_serde::Deserializer::from_str(text)
+        .map(|d| yaml_serde::Value::deserialize(d).unwrap())
         .filter(|v| !v.is_null())
         .map(|v| serde_json::to_value(v).unwrap())
         .collect()

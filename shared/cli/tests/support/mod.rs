@@ -1,6 +1,6 @@
-//! Test support for scenario tests: manifest builders (Kubernetes objects as JSON values,
-//! fed through the YAML reader like a user's file), a fake catalog, and a runner that goes
-//! through the same path as `kerf plan`.
+//! Test support for the input and contract tests: manifest builders (Kubernetes objects as
+//! JSON values, fed through the YAML reader like a user's file), a fake catalog, and a runner
+//! that goes through the same path as `kerf plan`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -158,7 +158,7 @@ pub fn plan_bundled(docs: &[Value], region: &str) -> Plan {
 
 pub fn yaml(docs: &[Value]) -> String {
     docs.iter()
-        .map(|d| serde_yaml::to_string(d).unwrap())
+        .map(|d| yaml_serde::to_string(d).unwrap())
         .collect::<Vec<_>>()
         .join("---\n")
 }

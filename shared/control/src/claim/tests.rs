@@ -19,7 +19,7 @@ fn launch() -> Launch {
         node_claim: "default-abcde".into(),
         node_pool: "default".into(),
         instance_type: "m5.large".into(),
-        capacity_type: "on-demand".into(),
+        capacity_type: kerf_catalog::CapacityType::OnDemand,
         zone: "us-west-2a".into(),
         price: 0.096,
         instance_type_options: vec!["m5.large".into()],

@@ -75,7 +75,9 @@ pub struct Instance {
 impl Instance {
     /// The NodeClaim the instance was launched for (its `karpenter.sh/nodeclaim` tag).
     pub fn node_claim(&self) -> Option<&str> {
-        self.tags.get("karpenter.sh/nodeclaim").map(String::as_str)
+        self.tags
+            .get(kerf_labels::aws::NODECLAIM_TAG)
+            .map(String::as_str)
     }
 
     /// Whether the instance is gone or going.

@@ -6,7 +6,7 @@ use futures::StreamExt;
 use futures::stream;
 use kerf_api::v1::{ConditionStatus, NodeClaim};
 use kerf_catalog::unavailable;
-use kerf_engine::plan::{Launch, Plan, Unschedulable};
+use kerf_engine::plan::{Launch, Plan, ReasonKind, Unschedulable};
 use serde_json::json;
 
 use super::ProvisionReport;
@@ -132,6 +132,7 @@ pub(super) async fn apply<C: Cluster, K: Cloud, P: Publisher>(
                     .extend(l.pods.iter().map(|p| Unschedulable {
                         pod: p.clone(),
                         reason: format!("creating nodeclaim: {e}"),
+                        kind: ReasonKind::LaunchFailed,
                     }));
             }
         }
@@ -169,6 +170,7 @@ pub(super) async fn apply<C: Cluster, K: Cloud, P: Publisher>(
                         .extend(l.pods.iter().map(|p| Unschedulable {
                             pod: p.clone(),
                             reason: reason.clone(),
+                            kind: ReasonKind::CapacityUnavailable,
                         }));
                 }
             }

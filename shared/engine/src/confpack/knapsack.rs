@@ -164,17 +164,15 @@ fn density_order(items: &[Item], d: usize) -> Vec<usize> {
 
 /// How many copies of `req` fit in `free`.
 fn copies(req: &[f64], free: &[f64]) -> u32 {
-    let n = req
-        .iter()
-        .zip(free)
-        .filter(|(r, _)| **r > 0.0)
-        .map(|(r, f)| (f / r + 1e-9).floor())
-        .fold(f64::INFINITY, f64::min);
-    if n.is_finite() {
-        n.clamp(0.0, f64::from(u32::MAX)) as u32
-    } else {
-        u32::MAX
+    let mut n = u32::MAX;
+    for (r, f) in req.iter().zip(free) {
+        if *r > 0.0 {
+            // A float-to-int cast truncates toward zero and saturates, which is the floor
+            // here (negative room gives 0) without a libm call.
+            n = n.min((f / r + 1e-9) as u32);
+        }
     }
+    n
 }
 
 struct Search<'a> {

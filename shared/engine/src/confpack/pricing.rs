@@ -16,6 +16,14 @@ pub(super) fn price(
     let mut kappa = 0.0f64;
     let mut found = Vec::new();
     for t in 0..inst.types.len() {
+        let price = inst.types[t].price;
+        // No filling can be worth more than the fractional bound: when even that does not
+        // beat the price, the type has no improving pattern and the bound is what counts.
+        let cheap = fractional_bound(inst, t, pi);
+        if cheap <= price * (1.0 + 1e-7) {
+            kappa = kappa.max(cheap / price);
+            continue;
+        }
         let knapsack::Best {
             mut value,
             mut counts,
@@ -36,10 +44,9 @@ pub(super) fn price(
                         (value, counts) = (v, c);
                     }
                 }
-                None => bound = fractional_bound(inst, t, pi),
+                None => bound = cheap,
             }
         }
-        let price = inst.types[t].price;
         kappa = kappa.max(bound / price);
         if value > price * (1.0 + 1e-7) {
             found.push((t, counts));
@@ -133,8 +140,12 @@ fn fractional_bound(inst: &Instance<'_>, t: usize, pi: &[f64]) -> f64 {
 
 /// Dual-guided greedy: repeatedly open the node type whose most valuable pattern (under fixed
 /// dual prices `pi`) is worth the most per dollar, until every pod is placed. Returns
-/// (type, counts per shape) per node, or `None` if some pod fits no type.
-pub fn greedy(inst: &Instance<'_>, pi: &[f64], limit: usize) -> Option<Vec<(usize, Vec<u32>)>> {
+/// (type, counts per shape, copies) per opened pattern, or `None` if some pod fits no type.
+pub fn greedy(
+    inst: &Instance<'_>,
+    pi: &[f64],
+    limit: usize,
+) -> Option<Vec<(usize, Vec<u32>, u32)>> {
     let mut left: Vec<Shape> = inst.shapes.to_vec();
     // Shapes the LP prices at zero still need a place: give them a small positive worth.
     let floor = pi
@@ -161,10 +172,20 @@ pub fn greedy(inst: &Instance<'_>, pi: &[f64], limit: usize) -> Option<Vec<(usiz
             }
         }
         let (_, t, counts) = best?;
+        // With fixed prices the same filling stays the best while every pod it holds is
+        // still pending, so it is opened as many times as that lasts.
+        let copies = left
+            .iter()
+            .zip(&counts)
+            .filter(|(_, c)| **c > 0)
+            .map(|(s, c)| s.count / c)
+            .min()
+            .unwrap_or(1)
+            .max(1);
         for (s, c) in left.iter_mut().zip(&counts) {
-            s.count -= c;
+            s.count -= c * copies;
         }
-        out.push((t, counts));
+        out.push((t, counts, copies));
     }
     Some(out)
 }

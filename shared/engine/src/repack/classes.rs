@@ -17,7 +17,8 @@ use crate::requirements::{Requirement, Requirements};
 use crate::res::Res;
 use crate::scheduler::Run;
 
-/// At most this many classes share one problem (masks are 64-bit).
+/// At most this many classes share one problem (masks are 64-bit); classes beyond it are
+/// split into further problems.
 pub const MAX_CLASSES: usize = 64;
 
 /// One instance type at one price, open to the classes in `mask`.
@@ -40,8 +41,8 @@ pub struct Classes {
 }
 
 impl Classes {
-    /// Assigns every pod of `slots` its class; `None` past [`MAX_CLASSES`].
-    pub fn build(run: &Run<'_>, pool: usize, slots: &[usize]) -> Option<Classes> {
+    /// Assigns every pod of `slots` its class.
+    pub fn build(run: &Run<'_>, pool: usize, slots: &[usize]) -> Classes {
         let mut c = Classes::default();
         let mut index: FxHashMap<Requirements, usize> = FxHashMap::default();
         for &s in slots {
@@ -60,19 +61,31 @@ impl Classes {
             let next = groups.len();
             c.free.push(*groups.entry(free_part(r)).or_insert(next));
         }
-        (c.reqs.len() <= MAX_CLASSES).then_some(c)
+        c
+    }
+
+    /// The classes split into problems: only classes of one free-requirements group can
+    /// share a node, and a problem holds at most [`MAX_CLASSES`] of them.
+    pub fn problems(&self) -> Vec<Vec<usize>> {
+        let groups = self.free.iter().copied().max().map_or(0, |g| g + 1);
+        let mut out = Vec::new();
+        for g in 0..groups {
+            let members: Vec<usize> = (0..self.reqs.len())
+                .filter(|&k| self.free[k] == g)
+                .collect();
+            out.extend(members.chunks(MAX_CLASSES).map(<[usize]>::to_vec));
+        }
+        out
     }
 
     /// The requirements of a node holding `pods`: the pool's and every class's.
     pub fn node_reqs(&self, pods: &[usize]) -> Requirements {
-        let mut seen = 0u64;
+        let mut seen: Vec<usize> = pods.iter().map(|i| self.of[i]).collect();
+        seen.sort_unstable();
+        seen.dedup();
         let mut r = Requirements::new();
-        for i in pods {
-            let k = self.of[i];
-            if seen & (1 << k) == 0 {
-                seen |= 1 << k;
-                r.add_all(&self.reqs[k]);
-            }
+        for k in seen {
+            r.add_all(&self.reqs[k]);
         }
         r
     }
@@ -123,46 +136,42 @@ fn topology_groups<'p>(p: &'p PodInfo<'_>) -> impl Iterator<Item = usize> + 'p {
         .copied()
 }
 
-/// Every (type, mask) column at its cheapest price, for types with room in `dims`.
-pub fn columns(pc: &PoolCtx<'_>, classes: &Classes, dims: &[usize]) -> Vec<Column> {
+/// Every (type, mask) column at its cheapest price, for types with room in `dims`; masks
+/// are over `members` (bit `j` is class `members[j]`, all of one free group).
+pub fn columns(
+    pc: &PoolCtx<'_>,
+    classes: &Classes,
+    members: &[usize],
+    dims: &[usize],
+) -> Vec<Column> {
     let mut out = Vec::new();
     for (t, tc) in pc.types.iter().enumerate() {
         if dims.iter().any(|&d| tc.usable.0[d] <= 0) {
             continue;
         }
-        let fits: u64 = classes
-            .reqs
+        let fits: u64 = members
             .iter()
             .enumerate()
-            .filter(|(_, r)| tc.matches(r))
-            .fold(0, |m, (k, _)| m | (1 << k));
+            .filter(|(_, k)| tc.matches(&classes.reqs[**k]))
+            .fold(0, |m, (j, _)| m | (1 << j));
         if fits == 0 {
             continue;
         }
         let mut seen: Vec<u64> = Vec::new();
         for o in &tc.offerings {
-            let open = classes
-                .reqs
+            let mask = members
                 .iter()
                 .enumerate()
-                .filter(|(k, r)| fits & (1 << k) != 0 && offering_allowed(o, r))
-                .fold(0u64, |m, (k, _)| m | (1 << k));
-            for g in 0..=classes.free.iter().copied().max().unwrap_or(0) {
-                let mask = classes
-                    .free
-                    .iter()
-                    .enumerate()
-                    .filter(|&(k, f)| *f == g && open & (1 << k) != 0)
-                    .fold(0u64, |m, (k, _)| m | (1 << k));
-                // Offerings are cheapest first: a mask's first offering is its price.
-                if mask != 0 && !seen.contains(&mask) {
-                    seen.push(mask);
-                    out.push(Column {
-                        t,
-                        price: o.price,
-                        mask,
-                    });
-                }
+                .filter(|(j, k)| fits & (1 << j) != 0 && offering_allowed(o, &classes.reqs[**k]))
+                .fold(0u64, |m, (j, _)| m | (1 << j));
+            // Offerings are cheapest first: a mask's first offering is its price.
+            if mask != 0 && !seen.contains(&mask) {
+                seen.push(mask);
+                out.push(Column {
+                    t,
+                    price: o.price,
+                    mask,
+                });
             }
         }
     }
@@ -191,15 +200,14 @@ pub fn undominated(pc: &PoolCtx<'_>, cols: &[Column], dims: &[usize]) -> Vec<Col
         .collect()
 }
 
-/// Indices of the columns not beaten per dollar in every demanded dimension by a column open
-/// to at least the same classes (the greedy's candidates).
-pub fn efficient(pc: &PoolCtx<'_>, cols: &[Column], dims: &[usize]) -> Vec<usize> {
-    let per = |c: &Column| -> Vec<f64> {
-        dims.iter()
-            .map(|&d| pc.types[c.t].usable.0[d] as f64 / c.price)
-            .collect()
-    };
-    let pers: Vec<Vec<f64>> = cols.iter().map(per).collect();
+/// Indices of the columns not beaten per dollar in every dimension by a column open to at
+/// least the same classes (the greedy's candidates); `caps` are the columns' capacities.
+pub fn efficient_scaled(cols: &[Column], caps: &[Vec<f64>], dims: &[usize]) -> Vec<usize> {
+    let pers: Vec<Vec<f64>> = cols
+        .iter()
+        .zip(caps)
+        .map(|(c, cap)| dims.iter().map(|&d| cap[d] / c.price).collect())
+        .collect();
     (0..cols.len())
         .filter(|&b| {
             !cols.iter().enumerate().any(|(a, ca)| {

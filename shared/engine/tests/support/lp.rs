@@ -27,7 +27,38 @@ pub struct Group {
 /// The better of two valid bounds: the configuration LP (tight when nodes hold few pods) and
 /// the plain LP relaxation (pods divisible; exact in every dimension at once).
 pub fn lower_bound(groups: &[Group], columns: &[Column]) -> Result<f64, String> {
-    Ok(configuration_bound(groups, columns)?.max(divisible_bound(groups, columns)?))
+    let lp = configuration_bound(groups, columns)?.max(divisible_bound(groups, columns)?);
+    Ok(match groups {
+        [g] => lp.max(single_group_optimum(g, columns)),
+        _ => lp,
+    })
+}
+
+/// The exact optimum for one group of identical pods: the cheapest way to cover its count
+/// with whole nodes, each column holding as many pods as fit (dynamic programming over the
+/// count). The relaxation it solves is the same as the LPs' minus their fractional nodes.
+pub fn single_group_optimum(g: &Group, columns: &[Column]) -> f64 {
+    let per: Vec<(u32, f64)> = columns
+        .iter()
+        .filter(|c| c.groups & 1 != 0)
+        .filter_map(|c| {
+            let n = (0..DIMS)
+                .filter(|&d| g.req[d] > 0.0)
+                .map(|d| (c.usable[d] / g.req[d] + 1e-9).floor())
+                .fold(f64::INFINITY, f64::min);
+            (n >= 1.0).then(|| (n.min(f64::from(g.count)) as u32, c.price))
+        })
+        .collect();
+    let n = g.count as usize;
+    let mut best = vec![f64::INFINITY; n + 1];
+    best[0] = 0.0;
+    for k in 1..=n {
+        for &(fit, price) in &per {
+            let rest = k.saturating_sub(fit as usize);
+            best[k] = best[k].min(best[rest] + price);
+        }
+    }
+    best[n]
 }
 
 /// The LP relaxation with divisible pods: min Σ price·y s.t. each group is fully assigned and

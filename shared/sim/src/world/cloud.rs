@@ -226,10 +226,13 @@ impl SimCloud {
             }
             let id = next_id(&mut s);
             let mut tags = req.node_class.spec.tags.clone();
-            tags.insert("karpenter.sh/nodepool".into(), req.node_pool.clone());
-            tags.insert("karpenter.sh/nodeclaim".into(), req.node_claim.clone());
+            tags.insert(kerf_labels::NODEPOOL.into(), req.node_pool.clone());
             tags.insert(
-                "karpenter.k8s.aws/ec2nodeclass".into(),
+                kerf_labels::aws::NODECLAIM_TAG.into(),
+                req.node_claim.clone(),
+            );
+            tags.insert(
+                kerf_labels::aws::NODECLASS.into(),
                 req.node_class.metadata.name.clone().unwrap_or_default(),
             );
             let info = Instance {

@@ -258,15 +258,15 @@ fn node_for(i: &SimInstance, now: Timestamp) -> Node {
         .zone
         .trim_end_matches(|c: char| c.is_ascii_alphabetic())
         .to_string();
-    labels.insert("kubernetes.io/hostname".into(), name.clone());
-    labels.insert("topology.kubernetes.io/zone".into(), i.info.zone.clone());
-    labels.insert("topology.kubernetes.io/region".into(), region);
+    labels.insert(kerf_labels::HOSTNAME.into(), name.clone());
+    labels.insert(kerf_labels::ZONE.into(), i.info.zone.clone());
+    labels.insert(kerf_labels::REGION.into(), region);
     labels.insert(
-        "node.kubernetes.io/instance-type".into(),
+        kerf_labels::INSTANCE_TYPE.into(),
         i.info.instance_type.clone(),
     );
     labels.insert(
-        "karpenter.sh/capacity-type".into(),
+        kerf_labels::CAPACITY_TYPE.into(),
         i.info.capacity_type.as_str().into(),
     );
     let mut taints: Vec<Value> = i
@@ -274,7 +274,7 @@ fn node_for(i: &SimInstance, now: Timestamp) -> Node {
         .iter()
         .map(|t| json!({"key": t.key, "value": t.value, "effect": t.effect}))
         .collect();
-    taints.push(json!({"key": "karpenter.sh/unregistered", "effect": "NoExecute"}));
+    taints.push(json!({"key": kerf_labels::UNREGISTERED_TAINT, "effect": "NoExecute"}));
     let t = crate::world::rfc3339(now);
     let v = json!({"apiVersion": "v1", "kind": "Node",
         "metadata": {"name": name, "labels": labels},

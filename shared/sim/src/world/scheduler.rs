@@ -82,7 +82,7 @@ impl Scheduler {
         {
             if let Ok(mut x) = kerf_convert::cluster::node(n) {
                 x.labels
-                    .insert("karpenter.sh/initialized".into(), "true".into());
+                    .insert(kerf_labels::INITIALIZED.into(), "true".into());
                 snap.nodes.push(x);
             }
         }

@@ -162,7 +162,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
 /// The documents of a YAML or JSON manifest (`kind: List` expanded).
 pub fn documents(manifest: &str) -> Result<Vec<Value>, WorldError> {
     let mut out = Vec::new();
-    for doc in serde_yaml::Deserializer::from_str(manifest) {
+    for doc in yaml_serde::Deserializer::from_str(manifest) {
         let v: Value = serde::Deserialize::deserialize(doc)
             .map_err(|e| WorldError::Manifest(e.to_string()))?;
         if v.is_null() {

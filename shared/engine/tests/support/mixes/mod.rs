@@ -1,6 +1,19 @@
 //! Workload mixes over the bundled us-east-1 catalog for measuring plan cost against the LP
 //! bound: generic pods, a getting-started pool, opposite shapes, arch-pinned pods, zonal
-//! spread, DaemonSet overhead, and a few large pods among many small ones.
+//! spread (alone and with small pods), DaemonSet overhead (on every pool and on one of two),
+//! a few large pods among many small ones, limited pools, minValues, two weighted pools, and
+//! generic pods at 1,000, 5,000 and 20,000.
+//!
+//! How the bound stays a lower bound on every valid plan: each LP group holds identical pods
+//! with the same set of pools a valid plan may put them in (the highest-weight pool that
+//! admits them, and any pool whose claims they could join in flight) and, for zonal spread,
+//! the same zone share; a group may use every available offering of those pools that the
+//! pool's and its own requirements admit, with the DaemonSet overhead that pool's nodes
+//! carry. Single-group mixes also get the exact optimum of that relaxation (a min-cost
+//! cover of the pod count by whole nodes), which is tight where the LP is not. Limits and minValues are left out, and pods are packed
+//! by the configuration LP (whole pods, fractional nodes) or split freely (divisible LP):
+//! each is a relaxation — it drops constraints every valid plan meets — so its optimum can
+//! only be lower than the cheapest valid plan.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,13 +25,19 @@ use kerf_engine::model::{
 };
 use kerf_engine::requirements::{Operator, Requirements, SelectorRequirement};
 
-use super::lp::{Column, DIMS, Group};
+use super::lp::DIMS;
+
+pub mod columns;
+pub mod pools;
 
 pub struct Mix {
     pub name: &'static str,
     pub snapshot: Snapshot,
-    /// Requirements of each LP group (pool ∩ pod), one pod's request, and the pod count.
-    pub groups: Vec<(Requirements, [f64; DIMS], u32)>,
+    /// Each LP group: the pools its pods may use, the pods' own requirements, one pod's
+    /// request, the pod count.
+    pub groups: Vec<(Vec<usize>, Requirements, [f64; DIMS], u32)>,
+    /// Whether each DaemonSet runs on each pool's nodes (`[daemonset][pool]`).
+    pub daemons_on: Vec<Vec<bool>>,
 }
 
 struct Rng(u64);
@@ -47,8 +66,12 @@ fn sel(key: &str, op: Operator, values: &[&str]) -> SelectorRequirement {
 }
 
 fn pool(reqs: Vec<SelectorRequirement>) -> NodePool {
+    named_pool("default", reqs)
+}
+
+fn named_pool(name: &str, reqs: Vec<SelectorRequirement>) -> NodePool {
     NodePool {
-        name: "default".into(),
+        name: name.into(),
         weight: 0,
         labels: BTreeMap::new(),
         requirements: reqs,
@@ -103,16 +126,21 @@ fn pool_reqs(p: &NodePool) -> Requirements {
     r
 }
 
-/// One LP group per distinct node selector, spread zone and request vector. Groups must hold
-/// identical pods: a group's fraction on a column carries the group's shape, which is only a
-/// relaxation when every pod in the group has that shape.
-fn grouped(
+/// One LP group per pool, distinct node selector, spread zone and request vector. Groups must
+/// hold identical pods: a group's fraction on a column carries the group's shape, which is
+/// only a relaxation when every pod in the group has that shape. `place` gives each pod's
+/// pools (every pool a valid plan may put it in) and zone share, if any.
+fn grouped_in(
     snapshot: Snapshot,
     name: &'static str,
-    zone_of: impl Fn(usize) -> Option<String>,
+    place: impl Fn(usize) -> (Vec<usize>, Option<String>),
 ) -> Mix {
-    let base = pool_reqs(&snapshot.node_pools[0]);
-    type Key = (BTreeMap<String, String>, Option<String>, Vec<(String, i64)>);
+    type Key = (
+        Vec<usize>,
+        BTreeMap<String, String>,
+        Option<String>,
+        Vec<(String, i64)>,
+    );
     let mut by: BTreeMap<Key, Vec<&Pod>> = BTreeMap::new();
     for (i, p) in snapshot.pods.iter().enumerate() {
         let shape: Vec<(String, i64)> = p
@@ -122,29 +150,63 @@ fn grouped(
             .iter()
             .map(|(k, v)| (k.clone(), *v))
             .collect();
-        by.entry((p.spec.node_selector.clone(), zone_of(i), shape))
+        let (pool, zone) = place(i);
+        by.entry((pool, p.spec.node_selector.clone(), zone, shape))
             .or_default()
             .push(p);
     }
-    let groups = by
-        .into_iter()
-        .map(|((ns, zone, _), pods)| {
-            let mut r = base.clone();
-            r.add_all(&Requirements::from_labels(&ns));
-            if let Some(z) = zone {
-                r.add_all(&Requirements::from_labels(&BTreeMap::from([(
-                    "topology.kubernetes.io/zone".to_string(),
-                    z,
-                )])));
+    let mut groups = Vec::new();
+    for ((pool, ns, zone, _), pods) in by {
+        let r = Requirements::from_labels(&ns);
+        let d = request(pods[0]);
+        let n = pods.len() as u32;
+        match zone.as_deref() {
+            None => groups.push((pool, r, d, n)),
+            // Identical pods spread with maxSkew 1: every valid plan puts exactly a third in
+            // each zone (the count is a multiple of three).
+            Some(SPREAD) => {
+                assert_eq!(n % 3, 0, "{name}: spread pods split evenly");
+                for z in ZONES {
+                    groups.push((pool.clone(), in_zone(&r, z), d, n / 3));
+                }
             }
-            (r, request(pods[0]), pods.len() as u32)
-        })
+            Some(z) => groups.push((pool, in_zone(&r, z), d, n)),
+        }
+    }
+    let daemons_on = snapshot
+        .daemon_sets
+        .iter()
+        .map(|_| vec![true; snapshot.node_pools.len()])
         .collect();
     Mix {
         name,
         snapshot,
         groups,
+        daemons_on,
     }
+}
+
+/// The zones spread pods are spread over.
+const ZONES: [&str; 3] = ["us-east-1a", "us-east-1b", "us-east-1c"];
+/// A zone share meaning "an even third in each of [`ZONES`]".
+const SPREAD: &str = "*";
+
+fn in_zone(r: &Requirements, z: &str) -> Requirements {
+    let mut r = r.clone();
+    r.add_all(&Requirements::from_labels(&BTreeMap::from([(
+        "topology.kubernetes.io/zone".to_string(),
+        z.to_string(),
+    )])));
+    r
+}
+
+/// [`grouped_in`] for single-pool mixes.
+fn grouped(
+    snapshot: Snapshot,
+    name: &'static str,
+    zone_of: impl Fn(usize) -> Option<String>,
+) -> Mix {
+    grouped_in(snapshot, name, |i| (vec![0], zone_of(i)))
 }
 
 fn random_pods(rng: &mut Rng, n: usize, from: usize) -> Vec<Pod> {
@@ -218,7 +280,7 @@ pub fn all() -> Vec<Mix> {
             .insert("kubernetes.io/arch".into(), "arm64".into());
     }
     mixes.push(grouped(snap(arch, any()), "arm-pinned-150", |_| None));
-    mixes.push(zonal_spread());
+    mixes.push(zonal_spread("zonal-spread-300", 300, 0));
     let mut ds = grouped(
         snap(random_pods(&mut rng, 200, 0), any()),
         "daemonset-200",
@@ -232,26 +294,32 @@ pub fn all() -> Vec<Mix> {
             ..Default::default()
         },
     });
+    ds.daemons_on = vec![vec![true]];
     mixes.push(ds);
     let mut big: Vec<Pod> = (0..10).map(|i| pod(i, "16", "64Gi")).collect();
     big.extend((10..150).map(|i| pod(i, "250m", "512Mi")));
     mixes.push(grouped(snap(big, any()), "big-and-small-150", |_| None));
+    mixes.push(pools::limited_dozen());
+    mixes.push(pools::limited(&mut rng));
+    mixes.push(pools::min_values(&mut rng));
+    mixes.push(pools::weighted(&mut rng));
+    mixes.push(pools::daemonset_on_one_pool(&mut rng));
+    mixes.push(zonal_spread("zonal-spread-and-small-450", 300, 150));
     mixes
 }
 
-/// 300 pods spread over three zones with maxSkew 1: any plan puts 100 in each zone.
-fn zonal_spread() -> Mix {
-    let zones = ["us-east-1a", "us-east-1b", "us-east-1c"];
+/// `spread` pods spread over three zones with maxSkew 1 (any plan puts a third in each), and
+/// `small` generic pods that may go anywhere.
+fn zonal_spread(name: &'static str, spread: usize, small: usize) -> Mix {
     let p = pool(vec![
         sel(
             "karpenter.sh/capacity-type",
             Operator::In,
             &["spot", "on-demand"],
         ),
-        sel("topology.kubernetes.io/zone", Operator::In, &zones),
+        sel("topology.kubernetes.io/zone", Operator::In, &ZONES),
     ]);
-    // Identical pods, so each zone's share of the demand is exactly a third.
-    let mut pods: Vec<Pod> = (0..300).map(|i| pod(i, "500m", "1Gi")).collect();
+    let mut pods: Vec<Pod> = (0..spread).map(|i| pod(i, "500m", "1Gi")).collect();
     for pd in &mut pods {
         pd.spec.spread.push(TopologySpread {
             max_skew: 1,
@@ -266,71 +334,14 @@ fn zonal_spread() -> Mix {
             honor_node_taints: false,
         });
     }
-    // Which pods land in which zone depends on the plan; the bound only needs each zone's
-    // share, so split the demand evenly (every zone holds exactly 100 pods).
-    let mut mix = grouped(snap(pods, p), "zonal-spread-300", |_| None);
-    let (base, d, n) = mix.groups.remove(0);
-    for z in zones {
-        let mut r = base.clone();
-        r.add_all(&Requirements::from_labels(&BTreeMap::from([(
-            "topology.kubernetes.io/zone".to_string(),
-            z.to_string(),
-        )])));
-        mix.groups.push((r, d, n / 3));
+    let mut rng = Rng(7);
+    for mut pd in random_pods(&mut rng, small, spread) {
+        pd.labels.insert("app".into(), "small".into());
+        pods.push(pd);
     }
-    mix
-}
-
-/// LP groups and columns for a mix.
-pub fn lp_inputs(m: &Mix) -> (Vec<Group>, Vec<Column>) {
-    let pool = &m.snapshot.node_pools[0];
-    let ds: Resources = m
-        .snapshot
-        .daemon_sets
-        .iter()
-        .fold(Resources::new(), |mut a, d| {
-            a.add(&d.pod.requests);
-            a
-        });
-    let mut columns = Vec::new();
-    for it in &pool.catalog.instance_types {
-        let label = |k: &str| {
-            it.labels
-                .get(k)
-                .cloned()
-                .or_else(|| (k == "topology.kubernetes.io/region").then(|| "us-east-1".into()))
-        };
-        let mut usable = [0.0; DIMS];
-        for (i, k) in KEYS.iter().enumerate() {
-            usable[i] = (it.allocatable.get(k) - ds.get(k)) as f64 / SCALE[i];
-        }
-        for o in it.offerings.iter().filter(|o| o.available) {
-            let mut groups = 0u64;
-            for (g, (r, _, _)) in m.groups.iter().enumerate() {
-                let ok = r.iter().all(|(k, req)| match k.as_str() {
-                    "topology.kubernetes.io/zone" => req.has(&o.zone),
-                    "karpenter.sh/capacity-type" => req.has(o.capacity_type.as_str()),
-                    _ => label(k).map_or(req.allows_absent(), |v| req.has(&v)),
-                });
-                if ok {
-                    groups |= 1 << g;
-                }
-            }
-            if groups != 0 {
-                columns.push(Column {
-                    price: o.price,
-                    usable,
-                    groups,
-                });
-            }
-        }
-    }
-    let groups = m
-        .groups
-        .iter()
-        .map(|(_, d, n)| Group { req: *d, count: *n })
-        .collect();
-    (groups, columns)
+    grouped(snap(pods, p), name, |i| {
+        (i < spread).then(|| SPREAD.to_string())
+    })
 }
 
 /// Parses a quantity in tests.

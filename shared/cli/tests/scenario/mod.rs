@@ -1,0 +1,145 @@
+//! Data-driven scenarios: each `tests/scenarios/**/*.yaml` file holds Kubernetes manifests
+//! and one `kind: Scenario` document saying which catalog to plan with and what the plan
+//! must show (see `tests/scenarios/README.md`). The manifests go through the same path as
+//! `kerf plan`.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+mod expect;
+mod launch;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kerf_cli::input::{Inputs, parse_into};
+use kerf_cli::snapshot::{CatalogSource, build};
+use kerf_engine::{Options, Plan};
+use serde::Deserialize;
+use serde_json::Value;
+
+pub use expect::Expect;
+
+/// The `kind: Scenario` document.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    /// What the scenario is about.
+    #[serde(default)]
+    pub description: String,
+    /// `fake` (default: `tests/scenarios/fake-catalog.json`) or `bundled:<region>`.
+    #[serde(default)]
+    pub catalog: Option<String>,
+    /// Offerings of the fake catalog to mark unavailable: `[type, zone, capacityType]`.
+    #[serde(default)]
+    pub unavailable: Vec<[String; 3]>,
+    pub expect: Expect,
+}
+
+/// A scenario file read: its manifests as YAML text and its scenario document.
+pub struct Case {
+    pub file: PathBuf,
+    pub manifests: String,
+    pub scenario: Scenario,
+}
+
+pub fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios")
+}
+
+/// Every scenario file under `tests/scenarios`, in path order.
+pub fn all() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    walk(&dir(), &mut out);
+    out.sort();
+    out
+}
+
+fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(d).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p.extension().is_some_and(|x| x == "yaml") {
+            out.push(p);
+        }
+    }
+}
+
+pub fn load(file: &Path) -> Case {
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut manifests = Vec::new();
+    let mut scenario = None;
+    for de in yaml_serde::Deserializer::from_str(&text) {
+        let v = Value::deserialize(de).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        if v.get("kind").and_then(Value::as_str) == Some("Scenario") {
+            let s: Scenario = serde_json::from_value(v)
+                .unwrap_or_else(|e| panic!("{}: scenario: {e}", file.display()));
+            scenario = Some(s);
+        } else if !v.is_null() {
+            manifests.push(yaml_serde::to_string(&v).unwrap());
+        }
+    }
+    Case {
+        file: file.to_path_buf(),
+        manifests: manifests.join("---\n"),
+        scenario: scenario.unwrap_or_else(|| panic!("{}: no Scenario document", file.display())),
+    }
+}
+
+/// Plans a case as `kerf plan` would.
+pub fn plan(case: &Case) -> (Plan, usize) {
+    let source = match case.scenario.catalog.as_deref() {
+        Some(c) if c.starts_with("bundled:") => CatalogSource::Bundled {
+            region: c.trim_start_matches("bundled:").into(),
+        },
+        Some(c) if c != "fake" => panic!("{}: unknown catalog {c}", case.file.display()),
+        _ => CatalogSource::File(Arc::new(fake_catalog(&case.scenario.unavailable))),
+    };
+    let mut inputs = Inputs::default();
+    parse_into(&mut inputs, "scenario.yaml", &case.manifests).unwrap();
+    let seed = inputs.seed();
+    let built =
+        build(inputs.docs, &source, 0).unwrap_or_else(|e| panic!("{}: {e}", case.file.display()));
+    let pending = built
+        .snapshot
+        .pods
+        .iter()
+        .filter(|p| p.is_pending())
+        .count();
+    let opts = Options {
+        seed,
+        ..Options::default()
+    };
+    (kerf_engine::provision(&built.snapshot, &opts), pending)
+}
+
+fn fake_catalog(unavailable: &[[String; 3]]) -> kerf_catalog::Catalog {
+    let text = std::fs::read_to_string(dir().join("fake-catalog.json")).unwrap();
+    let mut c = kerf_catalog::file::from_json(&text).unwrap();
+    for [t, z, ct] in unavailable {
+        for it in c.instance_types.iter_mut().filter(|it| &it.name == t) {
+            for o in it
+                .offerings
+                .iter_mut()
+                .filter(|o| &o.zone == z && o.capacity_type.as_str() == ct)
+            {
+                o.available = false;
+            }
+        }
+    }
+    c
+}
+
+/// The cpu capacity (milli-cores) of a fake-catalog instance type.
+pub fn cpu_capacity(name: &str) -> i64 {
+    let text = std::fs::read_to_string(dir().join("fake-catalog.json")).unwrap();
+    let c = kerf_catalog::file::from_json(&text).unwrap();
+    c.instance_types
+        .iter()
+        .find(|t| t.name == name)
+        .map(|t| t.capacity.get("cpu"))
+        .unwrap_or_else(|| panic!("no instance type {name}"))
+}

@@ -1,0 +1,52 @@
+//! The AWS provider's labels (`karpenter.k8s.aws`, `topology.k8s.aws`).
+
+/// The provider's label domain.
+pub const DOMAIN: &str = "karpenter.k8s.aws";
+/// The label naming a node's EC2NodeClass.
+pub const NODECLASS: &str = "karpenter.k8s.aws/ec2nodeclass";
+pub const ZONE_ID: &str = "topology.k8s.aws/zone-id";
+/// EC2 tag naming an instance's NodeClaim (the NodePool tag is `karpenter.sh/nodepool`).
+pub const NODECLAIM_TAG: &str = "karpenter.sh/nodeclaim";
+pub const INSTANCE_CATEGORY: &str = "karpenter.k8s.aws/instance-category";
+pub const INSTANCE_FAMILY: &str = "karpenter.k8s.aws/instance-family";
+pub const INSTANCE_GENERATION: &str = "karpenter.k8s.aws/instance-generation";
+pub const INSTANCE_CPU: &str = "karpenter.k8s.aws/instance-cpu";
+
+/// Prefixes of the provider's well-known instance labels.
+pub const WELL_KNOWN_PREFIXES: [&str; 2] = [
+    "karpenter.k8s.aws/instance-",
+    "karpenter.k8s.aws/capacity-reservation-",
+];
+
+/// The well-known `karpenter.k8s.aws/*` labels a NodePool may set or require.
+pub const WELL_KNOWN: [&str; 29] = [
+    "karpenter.k8s.aws/instance-tenancy",
+    "karpenter.k8s.aws/capacity-reservation-type",
+    "karpenter.k8s.aws/capacity-reservation-id",
+    "karpenter.k8s.aws/capacity-reservation-interruptible",
+    "karpenter.k8s.aws/ec2nodeclass",
+    "karpenter.k8s.aws/instance-encryption-in-transit-supported",
+    "karpenter.k8s.aws/nitro-sandbox",
+    "karpenter.k8s.aws/instance-category",
+    "karpenter.k8s.aws/instance-hypervisor",
+    "karpenter.k8s.aws/instance-family",
+    "karpenter.k8s.aws/instance-generation",
+    "karpenter.k8s.aws/instance-local-nvme",
+    "karpenter.k8s.aws/instance-size",
+    "karpenter.k8s.aws/instance-cpu",
+    "karpenter.k8s.aws/instance-cpu-manufacturer",
+    "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
+    "karpenter.k8s.aws/instance-memory",
+    "karpenter.k8s.aws/instance-ebs-bandwidth",
+    "karpenter.k8s.aws/instance-network-bandwidth",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-memory",
+    "karpenter.k8s.aws/instance-accelerator-name",
+    "karpenter.k8s.aws/instance-accelerator-manufacturer",
+    "karpenter.k8s.aws/instance-accelerator-count",
+    "karpenter.k8s.aws/instance-capability-flex",
+    "karpenter.k8s.aws/placement-group-id",
+    "karpenter.k8s.aws/placement-group-partition",
+];
