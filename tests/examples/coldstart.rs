@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! make lambda   # or any build of the two binaries
-//! cargo run --release -p kerf-e2e --example coldstart -- target/lambda/kerf-webhook target/lambda/kerf-provisioner
+//! cargo run -p kerf-e2e --example coldstart -- target/lambda/kerf-webhook target/lambda/kerf-provisioner
 //! ```
 
 use std::path::Path;

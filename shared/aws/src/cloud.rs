@@ -6,6 +6,7 @@
 //! and version are read once per container.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use jiff::{SignedDuration, Timestamp};
@@ -61,8 +62,9 @@ type ClassKey = (String, String);
 pub struct Ec2Cloud {
     clients: Clients,
     settings: CloudSettings,
-    discovery: Discovery,
-    prices: PriceBook,
+    discovery: Arc<Discovery>,
+    prices: Arc<PriceBook>,
+    refreshing: Arc<AtomicBool>,
     cluster: OnceCell<Cluster>,
     classes: Mutex<BTreeMap<ClassKey, (Timestamp, Arc<Resolved>)>>,
 }
@@ -98,8 +100,15 @@ fn arch_of(label: &str) -> &str {
 impl Ec2Cloud {
     pub fn new(clients: Clients, settings: CloudSettings) -> Self {
         Ec2Cloud {
-            discovery: Discovery::new(&settings.region, settings.instance_types.clone()),
-            prices: PriceBook::new(&settings.region, settings.instance_types.clone()),
+            discovery: Arc::new(Discovery::new(
+                &settings.region,
+                settings.instance_types.clone(),
+            )),
+            prices: Arc::new(PriceBook::new(
+                &settings.region,
+                settings.instance_types.clone(),
+            )),
+            refreshing: Arc::new(AtomicBool::new(false)),
             cluster: OnceCell::new(),
             classes: Mutex::new(BTreeMap::new()),
             clients,
@@ -158,6 +167,14 @@ impl Ec2Cloud {
             .map_err(|e| CloudError::NodeClassNotReady(e.to_string()))?;
         let zones: BTreeSet<String> = resolved.subnets.keys().cloned().collect();
         let now = Timestamp::now();
+        if self.discovery.cached(now).is_none()
+            && let Some(c) = self.bundled(&settings, &zones)
+        {
+            // A cold container plans with the bundled catalog while the live one is
+            // fetched in the background (Karpenter likewise starts on its static prices).
+            self.refresh_in_background();
+            return Ok(c);
+        }
         let prices = self
             .prices
             .prices(&self.clients.pricing, &self.clients.ec2, now)
@@ -168,6 +185,43 @@ impl Ec2Cloud {
             .await
             .map_err(|e| CloudError::Transient(e.to_string()))?;
         Ok(catalog)
+    }
+
+    /// The bundled catalog of the region in `zones` (`None` for a region Kerf bundles no
+    /// data for).
+    fn bundled(
+        &self,
+        settings: &kerf_catalog::NodeClassSettings,
+        zones: &BTreeSet<String>,
+    ) -> Option<Catalog> {
+        let mut c = kerf_catalog::bundled(&self.settings.region, settings).ok()?;
+        if !self.settings.instance_types.is_empty() {
+            c.instance_types
+                .retain(|it| self.settings.instance_types.contains(&it.name));
+        }
+        for it in &mut c.instance_types {
+            it.offerings.retain(|o| zones.contains(&o.zone));
+        }
+        c.instance_types.retain(|it| !it.offerings.is_empty());
+        Some(c)
+    }
+
+    /// Starts one refresh of instance types and prices that outlives the invocation.
+    fn refresh_in_background(&self) {
+        if self.refreshing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (discovery, prices) = (self.discovery.clone(), self.prices.clone());
+        let (ec2, pricing) = (self.clients.ec2.clone(), self.clients.pricing.clone());
+        let flag = self.refreshing.clone();
+        tokio::spawn(async move {
+            let now = Timestamp::now();
+            prices.prices(&pricing, &ec2, now).await;
+            if let Err(e) = discovery.inventory(&ec2, now).await {
+                tracing::warn!(error = %e, "instance-type discovery failed; retrying on a later invocation");
+            }
+            flag.store(false, Ordering::SeqCst);
+        });
     }
 
     /// One launch template per (AMI, max pods) group of the options, in option order.

@@ -148,6 +148,11 @@ pub struct Discovery {
 }
 
 impl Discovery {
+    /// The region discovered.
+    pub fn region(&self) -> &str {
+        &self.region
+    }
+
     pub fn new(region: &str, names: Vec<String>) -> Self {
         Discovery {
             region: region.to_string(),
@@ -156,7 +161,8 @@ impl Discovery {
         }
     }
 
-    fn cached(&self, now: Timestamp) -> Option<Inventory> {
+    /// The cached inventory, if still fresh at `now`.
+    pub fn cached(&self, now: Timestamp) -> Option<Inventory> {
         let guard = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         guard
             .as_ref()

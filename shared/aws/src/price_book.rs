@@ -31,6 +31,11 @@ impl PriceBook {
         }
     }
 
+    /// The cached prices, whatever their age.
+    pub fn last(&self) -> Option<Prices> {
+        self.cached().map(|(_, p)| p)
+    }
+
     fn cached(&self) -> Option<(Timestamp, Prices)> {
         self.cache.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }

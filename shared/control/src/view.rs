@@ -64,7 +64,12 @@ impl View {
             })
             .collect();
         let mut catalogs = BTreeMap::new();
-        for name in used_classes(&snap) {
+        let classes_needed = if needs_planning(&snap) {
+            used_classes(&snap)
+        } else {
+            Vec::new()
+        };
+        for name in classes_needed {
             let Some(class) = classes.get(&name) else {
                 continue;
             };
@@ -183,6 +188,16 @@ impl View {
     pub fn pod(&self, key_: &str) -> Option<&Pod> {
         self.snap.pods.iter().find(|p| key(p) == key_)
     }
+}
+
+/// Whether anything needs the catalogs: a provisionable pod, or a NodeClaim not launched yet
+/// (its capacity is estimated from its instance-type options). Otherwise the instance types
+/// are not read at all.
+fn needs_planning(snap: &Snapshot) -> bool {
+    snap.pods.iter().any(is_provisionable)
+        || snap.node_claims.iter().any(|c| {
+            c.metadata.deletion_timestamp.is_none() && crate::claim::provider_id(c).is_none()
+        })
 }
 
 /// Node classes referenced by NodePools, in name order.
