@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, Taint};
+use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use kerf_api::v1::{Condition, NodeClaim, NodeClaimStatus, NodePool};
 use kerf_catalog::unavailable::UnavailableOfferings;
 use kerf_control::ports::{
@@ -14,9 +14,10 @@ use kerf_control::ports::{
 use kube::Client;
 use kube::api::{Api, PostParams};
 
+use crate::error::KubeResult;
 use crate::offerings::ConfigMapOfferingStore;
 use crate::snapshot::{self, SnapshotOptions};
-use crate::{claims, events, evict, lease, nodes, write};
+use crate::{claims, events, evict, lease, nodes, pods, write};
 
 /// The Cluster port on a kube client. `namespace` holds Kerf's own objects (the
 /// unavailable-offerings ConfigMap).
@@ -61,6 +62,24 @@ fn port<T>(r: Result<T, ClusterError>) -> Result<T, ClusterError> {
     r
 }
 
+/// A merge patch on a cluster-scoped object.
+async fn merge<K>(client: &Client, name: &str, patch: &serde_json::Value) -> Result<K, ClusterError>
+where
+    K: kube::Resource<Scope = kube::core::ClusterResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    Api::<K>::all(client.clone())
+        .patch(
+            name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(patch),
+        )
+        .await
+        .kube()
+}
+
 impl Cluster for KubeCluster {
     async fn snapshot(&self) -> Result<Snapshot, ClusterError> {
         port(snapshot::read(&self.client, &self.snapshot).await)
@@ -70,6 +89,57 @@ impl Cluster for KubeCluster {
         let lp = kube::api::ListParams::default().limit(self.snapshot.page_size);
         let api = Api::<NodeClaim>::all(self.client.clone());
         port(snapshot::list_all(api, &lp).await.map(|(items, _)| items))
+    }
+
+    async fn node_claim(&self, name: &str) -> Result<Option<NodeClaim>, ClusterError> {
+        Api::<NodeClaim>::all(self.client.clone())
+            .get_opt(name)
+            .await
+            .kube()
+    }
+
+    async fn node(&self, name: &str) -> Result<Option<Node>, ClusterError> {
+        Api::<Node>::all(self.client.clone())
+            .get_opt(name)
+            .await
+            .kube()
+    }
+
+    async fn pods_on_node(&self, node: &str) -> Result<Vec<Pod>, ClusterError> {
+        let lp = kube::api::ListParams::default()
+            .fields(&format!("spec.nodeName={node}"))
+            .limit(self.snapshot.page_size);
+        snapshot::list_all(Api::<Pod>::all(self.client.clone()), &lp)
+            .await
+            .map(|(items, _)| items)
+    }
+
+    async fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: Option<&str>,
+        grace_seconds: Option<i64>,
+    ) -> Result<Deleted, ClusterError> {
+        pods::delete(&self.client, namespace, name, uid, grace_seconds).await
+    }
+
+    async fn annotate_node_claim(
+        &self,
+        name: &str,
+        annotations: &BTreeMap<String, String>,
+    ) -> Result<NodeClaim, ClusterError> {
+        let patch = serde_json::json!({"metadata": {"annotations": annotations}});
+        merge::<NodeClaim>(&self.client, name, &patch).await
+    }
+
+    async fn label_node(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Node, ClusterError> {
+        let patch = serde_json::json!({"metadata": {"labels": labels}});
+        merge::<Node>(&self.client, name, &patch).await
     }
 
     async fn create_node_claim(

@@ -19,6 +19,7 @@ pub mod evict;
 pub mod lease;
 pub mod nodes;
 pub mod offerings;
+pub mod pods;
 pub mod snapshot;
 pub mod write;
 

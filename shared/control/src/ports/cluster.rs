@@ -184,6 +184,27 @@ pub trait Cluster: Send + Sync {
     fn snapshot(&self) -> impl Future<Output = Result<Snapshot, ClusterError>> + Send;
     /// Lists the NodeClaims only.
     fn node_claims(&self) -> impl Future<Output = Result<Vec<NodeClaim>, ClusterError>> + Send;
+    /// One NodeClaim, if it exists.
+    fn node_claim(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<NodeClaim>, ClusterError>> + Send;
+    /// One Node, if it exists.
+    fn node(&self, name: &str) -> impl Future<Output = Result<Option<Node>, ClusterError>> + Send;
+    /// The pods bound to a node (all phases).
+    fn pods_on_node(
+        &self,
+        node: &str,
+    ) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send;
+    /// Deletes a pod with a grace period (`None`: the pod's own), bypassing PDBs: the
+    /// termination grace period's last resort.
+    fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        uid: Option<&str>,
+        grace_seconds: Option<i64>,
+    ) -> impl Future<Output = Result<Deleted, ClusterError>> + Send;
     /// Creates a NodeClaim for `pool` (generateName `<pool>-`, ownerReference, finalizer).
     fn create_node_claim(
         &self,
@@ -211,6 +232,18 @@ pub trait Cluster: Send + Sync {
         name: &str,
         labels: &BTreeMap<String, String>,
     ) -> impl Future<Output = Result<NodeClaim, ClusterError>> + Send;
+    /// Merges annotations into a NodeClaim's metadata.
+    fn annotate_node_claim(
+        &self,
+        name: &str,
+        annotations: &BTreeMap<String, String>,
+    ) -> impl Future<Output = Result<NodeClaim, ClusterError>> + Send;
+    /// Merges labels into a Node's metadata.
+    fn label_node(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> impl Future<Output = Result<Node, ClusterError>> + Send;
     /// Deletes a NodeClaim (optionally only if its uid matches).
     fn delete_node_claim(
         &self,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, Taint};
+use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use kerf_api::v1::{Condition, EC2NodeClass, NodeClaim, NodeClaimStatus, NodePool};
 use kerf_catalog::Catalog;
 use kerf_catalog::unavailable::UnavailableOfferings;
@@ -82,6 +82,44 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
     }
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
         self.switch.run(self.inner.node_claims(), gone()).await
+    }
+    async fn node_claim(&self, name: &str) -> Result<Option<NodeClaim>, ClusterError> {
+        self.switch.run(self.inner.node_claim(name), gone()).await
+    }
+    async fn node(&self, name: &str) -> Result<Option<Node>, ClusterError> {
+        self.switch.run(self.inner.node(name), gone()).await
+    }
+    async fn pods_on_node(&self, node: &str) -> Result<Vec<Pod>, ClusterError> {
+        self.switch.run(self.inner.pods_on_node(node), gone()).await
+    }
+    async fn delete_pod(
+        &self,
+        ns: &str,
+        name: &str,
+        uid: Option<&str>,
+        grace: Option<i64>,
+    ) -> Result<Deleted, ClusterError> {
+        self.switch
+            .run(self.inner.delete_pod(ns, name, uid, grace), gone())
+            .await
+    }
+    async fn annotate_node_claim(
+        &self,
+        name: &str,
+        a: &BTreeMap<String, String>,
+    ) -> Result<NodeClaim, ClusterError> {
+        self.switch
+            .run(self.inner.annotate_node_claim(name, a), gone())
+            .await
+    }
+    async fn label_node(
+        &self,
+        name: &str,
+        l: &BTreeMap<String, String>,
+    ) -> Result<Node, ClusterError> {
+        self.switch
+            .run(self.inner.label_node(name, l), gone())
+            .await
     }
     async fn create_node_claim(
         &self,
