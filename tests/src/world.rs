@@ -20,10 +20,23 @@ pub fn read(rel: &str) -> String {
 
 /// A world with the getting-started NodePool and EC2NodeClass applied.
 pub async fn getting_started() -> Result<World, WorldError> {
-    let w = World::start(WorldOptions::default()).await?;
+    getting_started_with(WorldOptions::default()).await
+}
+
+/// [`getting_started`] with other options.
+pub async fn getting_started_with(options: WorldOptions) -> Result<World, WorldError> {
+    let w = World::start(options).await?;
     w.apply(&read("examples/getting-started/nodepool.yaml"))
         .await?;
     Ok(w)
+}
+
+/// Options for long simulated runs: 5-second ticks.
+pub fn coarse() -> WorldOptions {
+    WorldOptions {
+        tick: jiff::SignedDuration::from_secs(5),
+        ..WorldOptions::default()
+    }
 }
 
 /// The `inflate` Deployment with `replicas`.

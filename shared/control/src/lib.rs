@@ -23,5 +23,6 @@ pub mod metrics;
 pub mod names;
 pub mod provision;
 pub mod register;
+pub mod terminate;
 pub mod view;
 pub mod webhook;

@@ -178,6 +178,8 @@ pub mod controllers {
     pub const GARBAGE_COLLECTION: &str = "nodeclaim.garbagecollection";
     pub const INSTANCE_GARBAGE_COLLECTION: &str = "instance.garbagecollection";
     pub const WEBHOOK: &str = "webhook";
+    pub const TERMINATION: &str = "node.termination";
+    pub const DISRUPTION: &str = "disruption";
 }
 
 /// `{"name": name}`, the way Karpenter logs object references.

@@ -24,6 +24,10 @@ pub mod names {
     pub const PODS_STARTUP_DURATION: &str = "karpenter_pods_startup_duration_seconds";
     pub const LAUNCH_FAILURES: &str = "karpenter_cloudprovider_instance_launch_failures_total";
     pub const PODS_UNSCHEDULABLE: &str = "karpenter_scheduler_unschedulable_pods_count";
+    pub const PODS_DRAINED: &str = "karpenter_pods_drained_total";
+    pub const NODECLAIMS_DISRUPTED: &str = "karpenter_nodeclaims_disrupted_total";
+    pub const DISRUPTION_DECISIONS: &str = "karpenter_voluntary_disruption_decisions_total";
+    pub const ALLOWED_DISRUPTIONS: &str = "karpenter_nodepools_allowed_disruptions";
 }
 
 /// EMF units.

@@ -29,6 +29,7 @@ use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
 
 pub use act::{LaunchOutcome, launch_claim};
+pub use notify::emit_all;
 
 /// What one provisioning invocation did.
 #[derive(Debug, Default, Clone, PartialEq)]

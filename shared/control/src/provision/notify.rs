@@ -82,7 +82,7 @@ pub(super) async fn send<C: Cluster, K: Cloud, P: Publisher>(
 }
 
 /// Emits Events with bounded concurrency; failures are logged.
-pub(crate) async fn emit_all<C: Cluster, K: Cloud, P: Publisher>(
+pub async fn emit_all<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     events: Vec<EventSpec>,
 ) {

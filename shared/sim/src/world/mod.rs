@@ -109,13 +109,18 @@ pub struct World {
     pub client: Client,
     pub clock: ManualClock,
     pub cloud: SimCloud,
+    /// The provisioning queue.
     pub queue: SimQueue,
+    /// The termination work queue.
+    pub termination_queue: SimQueue,
     pub publisher: SimPublisher,
     pub logs: Arc<MemorySink>,
     /// The provisioner function's context.
     pub provisioner: Arc<SimCtx>,
     /// The webhook function's context.
     pub webhook: Arc<SimCtx>,
+    /// The termination function's context.
+    pub terminator: Arc<SimCtx>,
     pub kubelet: Kubelet,
     pub scheduler: Scheduler,
     pub options: WorldOptions,
@@ -159,6 +164,9 @@ impl World {
             && self.now() >= oldest + self.options.batch_window
         {
             r.invocations.push(self.deliver().await);
+        }
+        if self.termination_queue.oldest_visible().is_some() {
+            r.invocations.push(self.deliver_termination().await);
         }
         r.kubelet = self.kubelet.step().await?;
         if self.now() >= self.next_sweep {
@@ -252,6 +260,30 @@ impl World {
             metrics: Arc::default(),
             settings: p.settings.clone(),
         }
+    }
+
+    /// Delivers every visible termination message to the termination function.
+    pub async fn deliver_termination(&mut self) -> Value {
+        let messages = self.termination_queue.receive(10_000);
+        let event = SimQueue::event(&messages);
+        let resp = kerf_control::handlers::termination::handle(
+            &self.terminator,
+            &self.termination_queue,
+            &event,
+        )
+        .await;
+        let failed: Vec<&str> = resp["batchItemFailures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["itemIdentifier"].as_str())
+            .collect();
+        for m in &messages {
+            if !failed.contains(&m.id.as_str()) {
+                self.termination_queue.delete(&m.id);
+            }
+        }
+        resp
     }
 
     /// Runs the provisioner's scheduled sweep now.

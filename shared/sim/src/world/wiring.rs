@@ -113,24 +113,20 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
     let client = sim.client()?;
     let cloud = SimCloud::new(&options.region, dyn_clock.clone(), options.boot_delay);
     let queue = SimQueue::new(dyn_clock.clone(), options.visibility);
+    let termination_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
     let publisher = SimPublisher::default();
     let logs = Arc::new(MemorySink::default());
-    let provisioner = Arc::new(ctx(
-        &client,
-        &cloud,
-        &publisher,
-        &dyn_clock,
-        &logs,
-        &options.cluster_name,
-    ));
-    let webhook = Arc::new(ctx(
-        &client,
-        &cloud,
-        &publisher,
-        &dyn_clock,
-        &logs,
-        &options.cluster_name,
-    ));
+    let new_ctx = || {
+        Arc::new(ctx(
+            &client,
+            &cloud,
+            &publisher,
+            &dyn_clock,
+            &logs,
+            &options.cluster_name,
+        ))
+    };
+    let (provisioner, webhook, terminator) = (new_ctx(), new_ctx(), new_ctx());
     // The slot was created empty just above, so this first set cannot fail.
     let _ = slot.set((
         webhook.clone(),
@@ -147,10 +143,12 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         clock,
         cloud,
         queue,
+        termination_queue,
         publisher,
         logs,
         provisioner,
         webhook,
+        terminator,
         kubelet,
         scheduler,
         options,

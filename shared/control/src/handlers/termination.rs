@@ -1,0 +1,104 @@
+//! The termination function: an SQS batch of `{"nodeClaim": "<name>"}` messages, each one
+//! pass of the termination state machine ([`crate::terminate`]). A pass that must wait
+//! re-queues its message with `DelaySeconds` before the batch is acknowledged; only messages
+//! that failed transiently (and could not be re-queued) come back as batch item failures.
+//! An unreadable message is logged and dropped: retrying it would never succeed.
+
+use futures::StreamExt;
+use futures::stream;
+use serde_json::{Value, json};
+
+use super::{batch_failures, flush_metrics};
+use crate::ctx::Ctx;
+use crate::log::controllers::TERMINATION;
+use crate::ports::{Cloud, Cluster, Publisher, Queue};
+use crate::terminate::{Step, terminate};
+
+/// The body of a termination message.
+pub fn message(node_claim: &str) -> String {
+    json!({ "nodeClaim": node_claim }).to_string()
+}
+
+/// Queues the termination of `node_claim` (after `delay_seconds`).
+pub async fn enqueue<Q: Queue>(
+    queue: &Q,
+    node_claim: &str,
+    delay_seconds: u32,
+) -> Result<String, crate::ports::QueueError> {
+    queue.send(&message(node_claim), delay_seconds).await
+}
+
+async fn one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    queue: &Q,
+    record: &Value,
+) -> Option<String> {
+    let id = record["messageId"].as_str().unwrap_or_default().to_string();
+    let body = record["body"].as_str().unwrap_or_default();
+    let Some(name) = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v["nodeClaim"].as_str().map(str::to_string))
+    else {
+        ctx.log.error(
+            TERMINATION,
+            "dropping unreadable termination message",
+            json!({"messageId": id, "body": body}),
+        );
+        return None;
+    };
+    match terminate(ctx, &name).await {
+        Ok(Step::Done) => None,
+        Ok(Step::Requeue { seconds, why }) => {
+            ctx.log.debug(
+                TERMINATION,
+                "termination waiting",
+                json!({"NodeClaim": {"name": name}, "why": why, "requeueAfter": seconds}),
+            );
+            match queue.send(body, seconds).await {
+                Ok(_) => None,
+                Err(_) => Some(id),
+            }
+        }
+        Err(e) if e.is_retryable() => {
+            ctx.log.warn(
+                TERMINATION,
+                "termination step failed; retrying",
+                json!({"NodeClaim": {"name": name}, "error": e.to_string()}),
+            );
+            Some(id)
+        }
+        Err(e) => {
+            ctx.log.error(
+                TERMINATION,
+                "termination step failed",
+                json!({"NodeClaim": {"name": name}, "error": e.to_string()}),
+            );
+            None
+        }
+    }
+}
+
+/// Handles one SQS batch.
+pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    queue: &Q,
+    event: &Value,
+) -> Value {
+    let mut records: Vec<Value> = event["Records"].as_array().cloned().unwrap_or_default();
+    // Several messages for one NodeClaim in a batch are one pass: the rest are redundant.
+    let mut seen = std::collections::BTreeSet::new();
+    records.retain(|r| {
+        let body = r["body"].as_str().unwrap_or_default();
+        let claim = serde_json::from_str::<Value>(body)
+            .ok()
+            .and_then(|v| v["nodeClaim"].as_str().map(str::to_string));
+        claim.is_none_or(|c| seen.insert(c))
+    });
+    let failed: Vec<String> = stream::iter(records.iter().map(|r| one(ctx, queue, r)))
+        .buffer_unordered(ctx.settings.concurrency.max(1))
+        .filter_map(|f| async move { f })
+        .collect()
+        .await;
+    flush_metrics(ctx);
+    batch_failures(&failed)
+}

@@ -1,0 +1,216 @@
+//! Termination end to end in simulated time: a NodeClaim running the `inflate` pods is
+//! deleted; the termination function taints and drains its node through the Eviction API
+//! (a PodDisruptionBudget lets one pod go at a time), the evicted pods get capacity again,
+//! the instance is terminated, and the Node and NodeClaim go. Redelivered messages and a
+//! crash after any external call change nothing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
+use jiff::SignedDuration;
+use kerf_api::v1::NodeClaim;
+use kerf_e2e::world::*;
+use kerf_sim::world::World;
+use kerf_sim::world::crash::CrashSwitch;
+use kube::api::{Api, DeleteParams};
+
+const PDB: &str = "apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: inflate, namespace: default}
+spec:
+  minAvailable: 4
+  selector: {matchLabels: {app: inflate}}
+";
+
+async fn running_cluster() -> (World, String) {
+    let mut w = getting_started_with(coarse()).await.unwrap();
+    w.apply(&inflate(5)).await.unwrap();
+    w.apply(PDB).await.unwrap();
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
+    let name = claims(&w.client).await[0].metadata.name.clone().unwrap();
+    (w, name)
+}
+
+async fn delete_claim(w: &World, name: &str) {
+    Api::<NodeClaim>::all(w.client.clone())
+        .delete(name, &DeleteParams::default())
+        .await
+        .unwrap();
+    kerf_control::handlers::termination::enqueue(&w.termination_queue, name, 0)
+        .await
+        .unwrap();
+}
+
+fn ready_pods(pods: &[k8s_openapi::api::core::v1::Pod]) -> usize {
+    pods.iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .filter(|p| {
+            p.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+        })
+        .count()
+}
+
+/// Ticks until the claim is gone, checking the PDB's floor after every tick.
+async fn until_gone(w: &mut World, name: &str, max: SignedDuration) -> bool {
+    let end = w.now() + max;
+    while w.now() < end {
+        w.tick().await.unwrap();
+        let ready = ready_pods(&pods(&w.client).await);
+        assert!(
+            ready >= 4,
+            "the PodDisruptionBudget's floor was broken: {ready} ready at {}",
+            w.now()
+        );
+        if !claims(&w.client)
+            .await
+            .iter()
+            .any(|c| c.metadata.name.as_deref() == Some(name))
+        {
+            return true;
+        }
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_deleted_nodeclaim_is_drained_respecting_its_pdb_then_terminated() {
+    let (mut w, name) = running_cluster().await;
+    let instance = w.cloud.instances()[0].info.id.clone();
+    let node = claims(&w.client).await[0]
+        .status
+        .clone()
+        .unwrap()
+        .node_name
+        .unwrap();
+    delete_claim(&w, &name).await;
+    assert!(
+        until_gone(&mut w, &name, SignedDuration::from_mins(10)).await,
+        "{:?}",
+        w.logs.lines().iter().rev().take(20).collect::<Vec<_>>()
+    );
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
+    assert!(
+        nodes(&w.client)
+            .await
+            .iter()
+            .all(|n| n.metadata.name.as_deref() != Some(&node)),
+        "the node is gone"
+    );
+    let old = w
+        .cloud
+        .instances()
+        .into_iter()
+        .find(|i| i.info.id == instance)
+        .unwrap();
+    assert_eq!(old.info.state, "terminated");
+    assert_eq!(w.logs.with_message("tainted node").len(), 1);
+    assert_eq!(w.logs.with_message("deleted node").len(), 1);
+    assert_eq!(w.logs.with_message("deleted nodeclaim").len(), 1);
+    let events = kube::api::Api::<k8s_openapi::api::core::v1::Event>::namespaced(
+        w.client.clone(),
+        "default",
+    )
+    .list(&Default::default())
+    .await
+    .unwrap()
+    .items;
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Evicted"))
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("FailedDraining")),
+        "the PDB held pods back"
+    );
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
+}
+
+#[tokio::test]
+async fn redelivered_termination_messages_change_nothing() {
+    let (mut w, name) = running_cluster().await;
+    delete_claim(&w, &name).await;
+    for _ in 0..3 {
+        kerf_control::handlers::termination::enqueue(&w.termination_queue, &name, 0)
+            .await
+            .unwrap();
+    }
+    assert!(until_gone(&mut w, &name, SignedDuration::from_mins(10)).await);
+    for _ in 0..3 {
+        kerf_control::handlers::termination::enqueue(&w.termination_queue, &name, 0)
+            .await
+            .unwrap();
+    }
+    w.run_for(SignedDuration::from_mins(2)).await.unwrap();
+    assert_eq!(w.logs.with_message("tainted node").len(), 1, "drained once");
+    assert_eq!(w.logs.with_message("deleted nodeclaim").len(), 1);
+    assert!(all_running(w.client.clone(), 5).await);
+    assert!(violations(&w).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_crash_after_any_termination_call_then_a_rerun_loses_nothing() {
+    let total = {
+        let (w, name) = running_cluster().await;
+        Api::<NodeClaim>::all(w.client.clone())
+            .delete(&name, &DeleteParams::default())
+            .await
+            .unwrap();
+        let switch = CrashSwitch::after(usize::MAX);
+        let ctx = w.crashing(&switch);
+        kerf_control::terminate::terminate(&ctx, &name)
+            .await
+            .unwrap();
+        switch.calls()
+    };
+    assert!(total >= 6, "a drain pass makes {total} calls");
+    for k in 1..=total {
+        let (mut w, name) = running_cluster().await;
+        Api::<NodeClaim>::all(w.client.clone())
+            .delete(&name, &DeleteParams::default())
+            .await
+            .unwrap();
+        let switch = CrashSwitch::after(k);
+        let ctx = w.crashing(&switch);
+        let _ = kerf_control::terminate::terminate(&ctx, &name).await;
+        kerf_control::handlers::termination::enqueue(&w.termination_queue, &name, 0)
+            .await
+            .unwrap();
+        assert!(
+            until_gone(&mut w, &name, SignedDuration::from_mins(10)).await,
+            "crash after call {k}"
+        );
+        assert!(
+            w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
+                .await
+                .unwrap(),
+            "crash after call {k}: {:?}",
+            not_running(&w.client).await
+        );
+        assert!(
+            w.logs.with_message("tainted node").len() <= 1,
+            "crash after call {k}: drained twice"
+        );
+        assert!(
+            violations(&w).await.is_empty(),
+            "crash after call {k}: {:?}",
+            violations(&w).await
+        );
+    }
+}
