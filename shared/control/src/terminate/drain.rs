@@ -110,7 +110,7 @@ pub fn do_not_disrupt(p: &Pod, now: Timestamp) -> bool {
     }
     let Ok(d) = v
         .parse::<jiff::Span>()
-        .and_then(|s| SignedDuration::try_from(s))
+        .and_then(SignedDuration::try_from)
     else {
         return false;
     };
