@@ -301,7 +301,57 @@ fn taint(t: &NodeTaint) -> userdata::Taint {
     }
 }
 
+fn status(r: &Resolved) -> kerf_api::v1::EC2NodeClassStatus {
+    use kerf_api::v1::ec2nodeclass_status::{Ami, NodeSelectorRequirement, SecurityGroup, Subnet};
+    kerf_api::v1::EC2NodeClassStatus {
+        subnets: r
+            .subnets
+            .values()
+            .map(|s| Subnet {
+                id: s.id.clone(),
+                zone: s.zone.clone(),
+                zone_id: (!s.zone_id.is_empty()).then(|| s.zone_id.clone()),
+            })
+            .collect(),
+        security_groups: r
+            .security_groups
+            .iter()
+            .map(|id| SecurityGroup {
+                id: id.clone(),
+                name: None,
+            })
+            .collect(),
+        amis: r
+            .amis
+            .iter()
+            .map(|a| Ami {
+                id: a.id.clone(),
+                deprecated: a.deprecated,
+                name: Some(a.name.clone()),
+                requirements: vec![NodeSelectorRequirement {
+                    key: kerf_labels::ARCH.into(),
+                    operator: "In".into(),
+                    values: vec![if a.arch == "x86_64" {
+                        "amd64".into()
+                    } else {
+                        a.arch.clone()
+                    }],
+                }],
+            })
+            .collect(),
+        instance_profile: r.instance_profile.clone(),
+        ..Default::default()
+    }
+}
+
 impl Cloud for Ec2Cloud {
+    async fn node_class_status(
+        &self,
+        class: &EC2NodeClass,
+    ) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
+        Ok(status(&*self.resolved(class).await?))
+    }
+
     async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
         self.class_catalog(class).await.map(Arc::new)
     }

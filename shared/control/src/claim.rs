@@ -85,9 +85,8 @@ pub fn condition(type_: &str, status: ConditionStatus, reason: &str, message: &s
 }
 
 /// Upserts `updates` into `current` by type: an unchanged status keeps its
-/// lastTransitionTime, a changed or new one gets `now`. Then recomputes the root `Ready`
-/// (`Launched` ∧ `Registered` ∧ `Initialized`).
-pub fn merge_conditions(
+/// lastTransitionTime, a changed or new one gets `now`.
+pub fn upsert_conditions(
     current: &[Condition],
     updates: &[Condition],
     now: Timestamp,
@@ -112,7 +111,18 @@ pub fn merge_conditions(
             }
         }
     }
-    set_ready(&mut out, &now);
+    out
+}
+
+/// A NodeClaim's conditions after `updates` ([`upsert_conditions`]), with the root `Ready`
+/// recomputed (`Launched` ∧ `Registered` ∧ `Initialized`).
+pub fn merge_conditions(
+    current: &[Condition],
+    updates: &[Condition],
+    now: Timestamp,
+) -> Vec<Condition> {
+    let mut out = upsert_conditions(current, updates, now);
+    set_ready(&mut out, &rfc3339(now));
     out
 }
 

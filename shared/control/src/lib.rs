@@ -21,6 +21,7 @@ pub mod liveness;
 pub mod log;
 pub mod metrics;
 pub mod names;
+pub mod nodeclass;
 pub mod provision;
 pub mod register;
 pub mod terminate;

@@ -180,6 +180,7 @@ pub mod controllers {
     pub const WEBHOOK: &str = "webhook";
     pub const TERMINATION: &str = "node.termination";
     pub const DISRUPTION: &str = "disruption";
+    pub const NODECLASS: &str = "nodeclass";
 }
 
 /// `{"name": name}`, the way Karpenter logs object references.

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
-use kerf_api::v1::{Condition, NodeClaim, NodeClaimStatus, NodePool};
+use kerf_api::v1::{
+    Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
+};
 use kerf_catalog::unavailable::UnavailableOfferings;
 use kerf_control::ports::{
     Cluster, ClusterError, Deleted, EventSpec, Evicted, LeaseOutcome, LeaseRequest, Snapshot,
@@ -122,6 +124,22 @@ impl Cluster for KubeCluster {
         grace_seconds: Option<i64>,
     ) -> Result<Deleted, ClusterError> {
         pods::delete(&self.client, namespace, name, uid, grace_seconds).await
+    }
+
+    async fn patch_node_class_status(
+        &self,
+        name: &str,
+        status: &EC2NodeClassStatus,
+    ) -> Result<EC2NodeClass, ClusterError> {
+        let patch = serde_json::json!({ "status": status });
+        Api::<EC2NodeClass>::all(self.client.clone())
+            .patch_status(
+                name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&patch),
+            )
+            .await
+            .kube()
     }
 
     async fn annotate_node_claim(

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use kerf_api::v1::EC2NodeClass;
+use kerf_api::v1::{EC2NodeClass, EC2NodeClassStatus};
 use kerf_catalog::unavailable::OfferingKey;
 use kerf_catalog::{CapacityType, Catalog};
 
@@ -136,6 +136,12 @@ pub trait Cloud: Send + Sync {
         &self,
         class: &EC2NodeClass,
     ) -> impl Future<Output = Result<Arc<Catalog>, CloudError>> + Send;
+    /// What the class selects now: its subnets, security groups, AMIs (each with its
+    /// architecture requirement) and instance profile, as `EC2NodeClass.status` shows them.
+    fn node_class_status(
+        &self,
+        class: &EC2NodeClass,
+    ) -> impl Future<Output = Result<EC2NodeClassStatus, CloudError>> + Send;
     /// Launches (or, for a NodeClaim launched before, re-finds) the instance of a NodeClaim.
     fn launch(
         &self,
@@ -155,6 +161,12 @@ pub trait Cloud: Send + Sync {
 impl<T: Cloud> Cloud for Arc<T> {
     async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
         (**self).catalog(class).await
+    }
+    async fn node_class_status(
+        &self,
+        class: &EC2NodeClass,
+    ) -> Result<EC2NodeClassStatus, CloudError> {
+        (**self).node_class_status(class).await
     }
     async fn launch(&self, req: &LaunchRequest) -> Result<Launched, CloudError> {
         (**self).launch(req).await

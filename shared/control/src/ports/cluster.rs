@@ -5,7 +5,9 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kerf_api::v1::{Condition, EC2NodeClass, NodeClaim, NodeClaimStatus, NodePool};
+use kerf_api::v1::{
+    Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
+};
 use kerf_catalog::unavailable::UnavailableOfferings;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -232,6 +234,12 @@ pub trait Cluster: Send + Sync {
         name: &str,
         labels: &BTreeMap<String, String>,
     ) -> impl Future<Output = Result<NodeClaim, ClusterError>> + Send;
+    /// Replaces an EC2NodeClass's status.
+    fn patch_node_class_status(
+        &self,
+        name: &str,
+        status: &EC2NodeClassStatus,
+    ) -> impl Future<Output = Result<EC2NodeClass, ClusterError>> + Send;
     /// Merges annotations into a NodeClaim's metadata.
     fn annotate_node_claim(
         &self,

@@ -108,10 +108,7 @@ pub fn do_not_disrupt(p: &Pod, now: Timestamp) -> bool {
     if v == "true" {
         return true;
     }
-    let Ok(d) = v
-        .parse::<jiff::Span>()
-        .and_then(SignedDuration::try_from)
-    else {
+    let Ok(d) = v.parse::<jiff::Span>().and_then(SignedDuration::try_from) else {
         return false;
     };
     let start = p

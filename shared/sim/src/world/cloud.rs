@@ -76,6 +76,8 @@ pub struct SimCloud {
     boot_delay: SignedDuration,
     state: Arc<Mutex<State>>,
     catalogs: Arc<Mutex<BTreeMap<String, Arc<Catalog>>>>,
+    /// The AMI the node classes select now (an `-arm64` suffix for Graviton).
+    ami: Arc<Mutex<String>>,
 }
 
 impl std::fmt::Debug for SimCloud {
@@ -95,6 +97,7 @@ impl SimCloud {
             boot_delay,
             state: Arc::default(),
             catalogs: Arc::default(),
+            ami: Arc::new(Mutex::new("ami-0a5e00000000000a1".into())),
         }
     }
 
@@ -125,6 +128,21 @@ impl SimCloud {
     /// Gives every offering its capacity back.
     pub fn restore_capacity(&self) {
         self.lock().no_capacity.clear();
+    }
+
+    /// Publishes a new AMI: node classes select it from now on (launched nodes drift).
+    pub fn release_ami(&self, id: &str) {
+        *self.ami.lock().unwrap_or_else(|e| e.into_inner()) = id.to_string();
+    }
+
+    /// The AMI selected now for an architecture (`amd64` or `arm64`).
+    pub fn ami(&self, arch: &str) -> String {
+        let base = self.ami.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if arch == "arm64" {
+            format!("{base}-arm64")
+        } else {
+            base
+        }
     }
 
     /// Fails the next `times` calls of `op` (`CreateFleet`, `DescribeInstances`,
@@ -235,6 +253,14 @@ impl SimCloud {
                 kerf_labels::aws::NODECLASS.into(),
                 req.node_class.metadata.name.clone().unwrap_or_default(),
             );
+            let it = catalog
+                .instance_types
+                .iter()
+                .find(|t| t.name == o.instance_type);
+            let arch = it
+                .and_then(|t| t.labels.get(kerf_labels::ARCH))
+                .map(String::as_str)
+                .unwrap_or("amd64");
             let info = Instance {
                 id: id.clone(),
                 provider_id: provider_id(&o.zone, &id),
@@ -243,13 +269,9 @@ impl SimCloud {
                 state: "pending".into(),
                 capacity_type: req.capacity_type,
                 launch_time: Some(now),
-                image_id: Some("ami-sim".into()),
+                image_id: Some(self.ami(arch)),
                 tags,
             };
-            let it = catalog
-                .instance_types
-                .iter()
-                .find(|t| t.name == o.instance_type);
             let inst = SimInstance {
                 info,
                 running_at: now + self.boot_delay,
@@ -294,7 +316,62 @@ fn launched(i: &SimInstance, unavailable: Vec<OfferingKey>) -> Launched {
     }
 }
 
+impl SimCloud {
+    fn status(&self, class: &EC2NodeClass) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
+        use kerf_api::v1::ec2nodeclass_status::{
+            Ami, NodeSelectorRequirement, SecurityGroup, Subnet,
+        };
+        let catalog = self.catalog_for(class)?;
+        let mut zones: Vec<String> = catalog
+            .instance_types
+            .iter()
+            .flat_map(|t| t.offerings.iter().map(|o| o.zone.clone()))
+            .collect();
+        zones.sort();
+        zones.dedup();
+        let ami = |arch: &str| Ami {
+            id: self.ami(arch),
+            deprecated: false,
+            name: Some(format!("amazon-eks-node-al2023-{arch}")),
+            requirements: vec![NodeSelectorRequirement {
+                key: kerf_labels::ARCH.into(),
+                operator: "In".into(),
+                values: vec![arch.into()],
+            }],
+        };
+        Ok(kerf_api::v1::EC2NodeClassStatus {
+            subnets: zones
+                .iter()
+                .map(|z| Subnet {
+                    id: format!("subnet-{z}"),
+                    zone: z.clone(),
+                    zone_id: None,
+                })
+                .collect(),
+            security_groups: vec![SecurityGroup {
+                id: "sg-0a5e0000000000001".into(),
+                name: Some("kerf-nodes".into()),
+            }],
+            amis: vec![ami("amd64"), ami("arm64")],
+            instance_profile: class
+                .spec
+                .instance_profile
+                .clone()
+                .or_else(|| class.spec.role.clone()),
+            ..Default::default()
+        })
+    }
+}
+
 impl Cloud for SimCloud {
+    async fn node_class_status(
+        &self,
+        class: &EC2NodeClass,
+    ) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
+        self.call("DescribeImages")?;
+        self.status(class)
+    }
+
     async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
         self.call("DescribeInstanceTypes")?;
         self.catalog_for(class)

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
-use kerf_api::v1::{Condition, EC2NodeClass, NodeClaim, NodeClaimStatus, NodePool};
+use kerf_api::v1::{
+    Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
+};
 use kerf_catalog::Catalog;
 use kerf_catalog::unavailable::UnavailableOfferings;
 use kerf_control::ports::{
@@ -101,6 +103,15 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
     ) -> Result<Deleted, ClusterError> {
         self.switch
             .run(self.inner.delete_pod(ns, name, uid, grace), gone())
+            .await
+    }
+    async fn patch_node_class_status(
+        &self,
+        name: &str,
+        s: &EC2NodeClassStatus,
+    ) -> Result<EC2NodeClass, ClusterError> {
+        self.switch
+            .run(self.inner.patch_node_class_status(name, s), gone())
             .await
     }
     async fn annotate_node_claim(
@@ -248,6 +259,14 @@ impl<K: Cloud> Cloud for CrashCloud<K> {
     async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
         self.switch
             .run(self.inner.catalog(class), gone_cloud())
+            .await
+    }
+    async fn node_class_status(
+        &self,
+        class: &EC2NodeClass,
+    ) -> Result<EC2NodeClassStatus, CloudError> {
+        self.switch
+            .run(self.inner.node_class_status(class), gone_cloud())
             .await
     }
     async fn launch(&self, req: &LaunchRequest) -> Result<Launched, CloudError> {

@@ -1,0 +1,132 @@
+//! EC2NodeClass status: what each class selects now (subnets, security groups, AMIs,
+//! instance profile) and its `Ready` condition, written as Karpenter's node class
+//! controller writes it. Drift reads it: a node whose AMI, subnet or security group is no
+//! longer selected has drifted. Written only when it changed.
+
+use kerf_api::v1::{ConditionStatus, EC2NodeClass, EC2NodeClassStatus};
+use serde_json::json;
+
+use crate::claim::{condition, upsert_conditions};
+use crate::ctx::Ctx;
+use crate::log::{controllers::NODECLASS, obj};
+use crate::ports::{Cloud, CloudError, Cluster, Publisher};
+
+/// Whether two statuses select the same things (conditions compared by type and status).
+fn same(a: &EC2NodeClassStatus, b: &EC2NodeClassStatus) -> bool {
+    let strip = |s: &EC2NodeClassStatus| EC2NodeClassStatus {
+        conditions: Vec::new(),
+        ..s.clone()
+    };
+    let conds = |s: &EC2NodeClassStatus| -> Vec<(String, ConditionStatus, String)> {
+        s.conditions
+            .iter()
+            .map(|c| (c.type_.clone(), c.status, c.reason.clone()))
+            .collect()
+    };
+    strip(a) == strip(b) && conds(a) == conds(b)
+}
+
+/// The status to write after resolving `class` (`Err`: why it is not ready).
+fn next(
+    current: Option<&EC2NodeClassStatus>,
+    resolved: Result<EC2NodeClassStatus, CloudError>,
+    now: jiff::Timestamp,
+) -> EC2NodeClassStatus {
+    let old = current.cloned().unwrap_or_default();
+    let (mut s, ready) = match resolved {
+        Ok(s) => (s, condition("Ready", ConditionStatus::True, "Ready", "")),
+        Err(e) => (
+            EC2NodeClassStatus {
+                conditions: Vec::new(),
+                ..old.clone()
+            },
+            condition("Ready", ConditionStatus::False, e.reason(), &e.to_string()),
+        ),
+    };
+    s.conditions = upsert_conditions(&old.conditions, &[ready], now);
+    s
+}
+
+/// Refreshes the status of every class; returns how many changed.
+pub async fn refresh<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    classes: &[EC2NodeClass],
+) -> usize {
+    let mut changed = 0;
+    for class in classes
+        .iter()
+        .filter(|c| c.metadata.deletion_timestamp.is_none())
+    {
+        let name = class.metadata.name.clone().unwrap_or_default();
+        let resolved = ctx.cloud.node_class_status(class).await;
+        if let Err(e) = &resolved
+            && e.is_retryable()
+        {
+            ctx.log.warn(
+                NODECLASS,
+                "could not resolve ec2nodeclass",
+                json!({"EC2NodeClass": obj(&name), "error": e.to_string()}),
+            );
+            continue;
+        }
+        let status = next(class.status.as_ref(), resolved, ctx.now());
+        if class.status.as_ref().is_some_and(|cur| same(cur, &status)) {
+            continue;
+        }
+        match ctx.cluster.patch_node_class_status(&name, &status).await {
+            Ok(_) => {
+                changed += 1;
+                ctx.log.info(
+                    NODECLASS,
+                    "updated ec2nodeclass status",
+                    json!({"EC2NodeClass": obj(&name),
+                    "amis": status.amis.iter().map(|a| a.id.clone()).collect::<Vec<_>>()}),
+                );
+            }
+            Err(e) => ctx.log.warn(
+                NODECLASS,
+                "could not write ec2nodeclass status",
+                json!({"EC2NodeClass": obj(&name), "error": e.to_string()}),
+            ),
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kerf_api::v1::ec2nodeclass_status::Ami;
+
+    fn status(ami: &str) -> EC2NodeClassStatus {
+        EC2NodeClassStatus {
+            amis: vec![Ami {
+                id: ami.into(),
+                ..Ami::default()
+            }],
+            ..EC2NodeClassStatus::default()
+        }
+    }
+
+    #[test]
+    fn ready_on_success_not_ready_with_the_reason_on_failure() {
+        let t0 = "2026-01-01T00:00:00Z".parse().unwrap();
+        let ok = next(None, Ok(status("ami-1")), t0);
+        assert_eq!(ok.conditions[0].status, ConditionStatus::True);
+        assert!(same(&ok, &next(Some(&ok), Ok(status("ami-1")), t0)));
+        assert!(
+            !same(&ok, &next(Some(&ok), Ok(status("ami-2")), t0)),
+            "a new AMI is a change"
+        );
+        let bad = next(
+            Some(&ok),
+            Err(CloudError::NodeClassNotReady("no subnet".into())),
+            t0,
+        );
+        assert_eq!(
+            (bad.conditions[0].status, bad.conditions[0].reason.as_str()),
+            (ConditionStatus::False, "NodeClassNotReady")
+        );
+        assert_eq!(bad.amis, ok.amis, "what was resolved before is kept");
+    }
+}
