@@ -15,7 +15,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Plan what Kerf would launch for pending pods (nothing is changed anywhere).
+    /// Plan what Kerf would launch for pending pods and disrupt (nothing is changed anywhere).
     Plan(PlanArgs),
     /// Print the instance catalog (types, allocatable, prices) for a region.
     Catalog(CatalogArgs),
@@ -39,8 +39,14 @@ pub struct PlanArgs {
     /// Fix the clock (RFC3339), for reproducible expiry and consolidateAfter.
     #[arg(long)]
     pub now: Option<String>,
+    /// What to plan: pending pods, disruption of existing NodeClaims, or both (provisioning
+    /// first, disruption on the cluster as provisioning would leave it).
     #[arg(long, value_enum, default_value_t = Mode::Provision)]
     pub mode: Mode,
+    /// Let consolidation replace spot nodes with cheaper spot nodes (Karpenter's
+    /// SpotToSpotConsolidation feature gate).
+    #[arg(long)]
+    pub spot_to_spot: bool,
     #[arg(long, short, value_enum, default_value_t = Output::Table)]
     pub output: Output,
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use kerf_catalog::settings::NodeClassSettings;
-use kerf_engine::{Options, Plan};
+use kerf_engine::{DisruptOptions, Plan};
 
 use crate::args::{CatalogArgs, Mode, Output, PlanArgs};
 use crate::error::{CliError, Locate};
@@ -20,11 +20,6 @@ pub struct Outcome {
 
 /// `kerf plan`.
 pub fn plan(a: &PlanArgs, now_default: i64) -> Result<Outcome, CliError> {
-    if a.mode == Mode::Disrupt || a.mode == Mode::All {
-        return Err(CliError::NotImplemented(
-            "--mode disrupt is not implemented yet".into(),
-        ));
-    }
     let now = match &a.now {
         Some(s) => parse_now(s)?,
         None => now_default,
@@ -42,11 +37,16 @@ pub fn plan(a: &PlanArgs, now_default: i64) -> Result<Outcome, CliError> {
     let inputs = input::read(&a.inputs)?;
     let seed = inputs.seed();
     let built = build(inputs.docs, &source, now)?;
-    let opts = Options {
+    let opts = DisruptOptions {
         seed,
-        ..Options::default()
+        spot_to_spot: a.spot_to_spot,
+        ..DisruptOptions::default()
     };
-    let plan = kerf_engine::provision(&built.snapshot, &opts);
+    let plan = match a.mode {
+        Mode::Provision => kerf_engine::provision(&built.snapshot, &opts.provisioning()),
+        Mode::Disrupt => kerf_engine::disrupt(&built.snapshot, &opts),
+        Mode::All => kerf_engine::plan_all(&built.snapshot, &opts),
+    };
     Ok(Outcome {
         stdout: render(&plan, a.output)?,
         warnings: built.warnings,

@@ -66,6 +66,10 @@ pub fn build(docs: Vec<Doc>, source: &CatalogSource, now: i64) -> Result<Built, 
     }
     snap.pods = c.pods;
     snap.node_pools = pools(&c.pools, &c.classes, source, &mut warnings)?;
+    for (nc, at) in c.classes.values() {
+        snap.node_classes
+            .push(kerf_convert::disruption::node_class(nc).map_err(|e| e.at(at))?);
+    }
     Ok(Built {
         snapshot: snap,
         warnings,
@@ -169,7 +173,9 @@ fn collect(
             );
         }
         ("policy/v1", "PodDisruptionBudget") => {
-            let _: policy::PodDisruptionBudget = typed(doc)?;
+            let b: policy::PodDisruptionBudget = typed(doc)?;
+            snap.pdbs
+                .push(kerf_convert::disruption::pdb(&b).map_err(|e| e.at(at))?);
         }
         ("karpenter.sh/v1", "NodePool") => c.pools.push((typed(doc)?, at.clone())),
         ("karpenter.sh/v1", "NodeClaim") => snap

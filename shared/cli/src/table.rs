@@ -67,23 +67,7 @@ pub fn plan(p: &Plan) -> String {
         out.push('\n');
         out.push_str(&columns(&rows));
     }
-    if !p.disruptions.is_empty() {
-        let mut rows = vec![
-            ["REASON", "ACTION", "NODECLAIMS", "SAVINGS/H"]
-                .map(String::from)
-                .to_vec(),
-        ];
-        rows.extend(p.disruptions.iter().map(|d| {
-            vec![
-                d.reason.clone(),
-                d.action.clone(),
-                d.node_claims.join(","),
-                money(d.savings_per_hour),
-            ]
-        }));
-        out.push('\n');
-        out.push_str(&columns(&rows));
-    }
+    disruptions(p, &mut out);
     let s = &p.summary;
     let _ = writeln!(
         out,
@@ -94,7 +78,70 @@ pub fn plan(p: &Plan) -> String {
         s.new_node_claims,
         money(s.new_hourly_cost)
     );
+    if !p.disruptions.is_empty() || !p.skipped.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} disruptions of {} nodeclaims saving ${}/hour; {} nodes left alone",
+            s.disruptions,
+            s.disrupted_node_claims,
+            money(s.savings_per_hour),
+            p.skipped.len()
+        );
+    }
     out
+}
+
+/// Disruption commands, then the managed nodes left alone with why.
+fn disruptions(p: &Plan, out: &mut String) {
+    if !p.disruptions.is_empty() {
+        let mut rows = vec![
+            [
+                "REASON",
+                "ACTION",
+                "NODECLAIMS",
+                "REPLACEMENTS",
+                "SAVINGS/H",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        rows.extend(p.disruptions.iter().map(|d| {
+            let repl: Vec<String> = d
+                .replacements
+                .iter()
+                .map(|l| format!("{} {}", l.instance_type, l.capacity_type))
+                .collect();
+            vec![
+                d.reason.clone(),
+                d.action.clone(),
+                d.node_claims.join(","),
+                if repl.is_empty() {
+                    "-".into()
+                } else {
+                    repl.join(",")
+                },
+                money(d.savings_per_hour),
+            ]
+        }));
+        out.push('\n');
+        out.push_str(&columns(&rows));
+    }
+    if !p.skipped.is_empty() {
+        let mut rows = vec![
+            ["LEFT ALONE", "NODE", "KIND", "REASON"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        rows.extend(p.skipped.iter().map(|s| {
+            let kind = serde_json::to_value(s.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            vec![s.node_claim.clone(), s.node.clone(), kind, s.reason.clone()]
+        }));
+        out.push('\n');
+        out.push_str(&columns(&rows));
+    }
 }
 
 /// Dollars to four decimals; amounts that round to zero print as `0.0000`, never `-0.0000`.

@@ -32,6 +32,8 @@ pub fn node(n: &core::Node) -> Result<Node, FieldError> {
         unschedulable: spec.unschedulable.unwrap_or(false),
         deleting: n.metadata.deletion_timestamp.is_some(),
         provider_id: spec.provider_id.unwrap_or_default(),
+        annotations: n.metadata.annotations.clone().unwrap_or_default(),
+        ready: crate::disruption::node_ready(n),
     })
 }
 
@@ -101,7 +103,7 @@ fn quantities(
 pub fn node_claim(c: &karpenter::NodeClaim) -> Result<NodeClaim, FieldError> {
     let lbls = labels(&c.metadata);
     let status = c.status.clone().unwrap_or_default();
-    Ok(NodeClaim {
+    let mut out = NodeClaim {
         name: c
             .metadata
             .name
@@ -117,7 +119,10 @@ pub fn node_claim(c: &karpenter::NodeClaim) -> Result<NodeClaim, FieldError> {
         node_name: status.node_name.clone().filter(|n| !n.is_empty()),
         provider_id: status.provider_id.clone().unwrap_or_default(),
         deleting: c.metadata.deletion_timestamp.is_some(),
-    })
+        ..Default::default()
+    };
+    crate::disruption::claim_status(c, &mut out)?;
+    Ok(out)
 }
 
 /// Catalog inputs an EC2NodeClass sets.
@@ -218,6 +223,20 @@ pub fn node_pool(np: &karpenter::NodePool, catalog: Arc<Catalog>) -> Result<Node
         node_class: t.spec.node_class_ref.name.clone(),
         catalog,
         deleting: np.metadata.deletion_timestamp.is_some(),
+        disruption: crate::disruption::pool_disruption(&np.spec.disruption)?,
+        expire_after: crate::disruption::nillable(
+            "spec.template.spec.expireAfter",
+            &t.spec.expire_after,
+        )?,
+        termination_grace_period: t
+            .spec
+            .termination_grace_period
+            .as_deref()
+            .map(|s| crate::disruption::duration("spec.template.spec.terminationGracePeriod", s))
+            .transpose()?,
+        hash: crate::hash::nodepool_hash(np),
+        hash_version: kerf_labels::KERF_NODEPOOL_HASH_VERSION.to_string(),
+        replicas: np.spec.replicas,
     })
 }
 

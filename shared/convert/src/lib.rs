@@ -5,8 +5,12 @@
 //! (quantities, operators, effects) is validated here, and an error names the field.
 
 pub mod cluster;
+pub mod disruption;
+pub mod hash;
 pub mod pod;
 pub mod workload;
+
+pub use hash::{nodeclass_hash, nodepool_hash};
 
 use std::collections::BTreeMap;
 

@@ -22,7 +22,7 @@ pub fn pod(p: &core::Pod) -> Result<Pod, FieldError> {
         .spec
         .as_ref()
         .ok_or_else(|| FieldError::new("spec", "missing"))?;
-    Ok(Pod {
+    let mut out = Pod {
         namespace: m.namespace.clone().unwrap_or_else(|| "default".into()),
         name: m
             .name
@@ -40,7 +40,10 @@ pub fn pod(p: &core::Pod) -> Result<Pod, FieldError> {
         terminating: m.deletion_timestamp.is_some(),
         daemonset: owner(m, "DaemonSet"),
         spec: pod_spec(spec, &labels(m), "spec")?,
-    })
+        ..Default::default()
+    };
+    crate::disruption::pod_status(p, &mut out);
+    Ok(out)
 }
 
 /// The name of the owner of `kind`, if any.

@@ -44,6 +44,7 @@ pub fn expand(w: &Workload) -> Result<Vec<Pod>, FieldError> {
                 terminating: false,
                 daemonset: None,
                 spec: engine_spec.clone(),
+                ..Default::default()
             }
         })
         .collect())

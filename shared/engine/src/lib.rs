@@ -9,6 +9,7 @@
 
 pub mod confpack;
 pub mod cron;
+pub mod disruption;
 pub mod labels;
 pub mod model;
 pub mod plan;
@@ -16,6 +17,7 @@ pub mod podreqs;
 pub mod requirements;
 pub mod selector;
 pub mod taints;
+pub mod time;
 
 mod finalize;
 mod fit;
@@ -29,6 +31,7 @@ mod scheduler;
 mod slots;
 mod topology;
 
+pub use disruption::{DisruptOptions, allowed_disruptions, disrupt};
 pub use model::{Options, Snapshot};
 pub use plan::Plan;
 
@@ -77,6 +80,22 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
     plan
 }
 
+/// `kerf plan --mode all`: provisioning first, then disruption of the cluster as
+/// provisioning would leave it (disruption plans with the pending pods placed first, and its
+/// replacements never take the names of provisioning's launches).
+pub fn plan_all(snap: &Snapshot, opts: &DisruptOptions) -> Plan {
+    let mut plan = provision(snap, &opts.provisioning());
+    let taken: Vec<String> = plan.launches.iter().map(|l| l.node_claim.clone()).collect();
+    let d = disruption::disrupt_with(snap, opts, &taken);
+    plan.disruptions = d.disruptions;
+    plan.skipped = d.skipped;
+    plan.drifted = d.drifted;
+    plan.budgets = d.budgets;
+    let pending = plan.summary.pending_pods;
+    summarize(&mut plan, pending);
+    plan
+}
+
 /// More pods placed wins; then the cheaper plan (earlier policies win ties).
 fn better(a: (usize, f64), b: (usize, f64)) -> bool {
     match a.0.cmp(&b.0) {
@@ -86,6 +105,7 @@ fn better(a: (usize, f64), b: (usize, f64)) -> bool {
     }
 }
 
+/// Fills the plan's summary; `pending` counts the pending pods it was planned for.
 fn summarize(plan: &mut Plan, pending: usize) {
     let cost = round6(plan.cost());
     let scheduled =
@@ -96,10 +116,19 @@ fn summarize(plan: &mut Plan, pending: usize) {
     s.unschedulable_pods = plan.unschedulable.len();
     s.new_node_claims = plan.launches.len();
     s.new_hourly_cost = cost;
+    s.disruptions = plan.disruptions.len();
+    s.disrupted_node_claims = plan.disruptions.iter().map(|d| d.node_claims.len()).sum();
+    s.savings_per_hour = round6(
+        plan.disruptions
+            .iter()
+            .map(|d| d.savings_per_hour)
+            .sum::<f64>()
+            + 0.0,
+    );
 }
 
 fn round6(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
+    (x * 1e6).round() / 1e6 + 0.0
 }
 
 /// Splits pending pods into those the scheduler handles and those rejected up front.

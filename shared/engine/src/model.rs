@@ -1,6 +1,13 @@
 //! The snapshot the engine decides on: plain data built by adapters from Kubernetes objects
 //! and the instance catalog. Nothing here talks to anything.
 
+mod disruption;
+
+pub use disruption::{
+    Ami, Budget, BudgetNodes, Condition, ConditionStatus, ConsolidationPolicy, DisruptionReason,
+    NodeClass, OwnerKind, Pdb, PoolDisruption,
+};
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -119,7 +126,7 @@ pub struct PodSpec {
     pub host_ports: Vec<HostPort>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Pod {
     pub namespace: String,
     pub name: String,
@@ -133,6 +140,43 @@ pub struct Pod {
     /// Owned by a DaemonSet.
     pub daemonset: Option<String>,
     pub spec: PodSpec,
+    pub annotations: BTreeMap<String, String>,
+    /// `spec.priority` (0 when unset).
+    pub priority: i32,
+    /// `spec.priorityClassName`.
+    pub priority_class: String,
+    /// `status.startTime`.
+    pub start_time: Option<Timestamp>,
+    /// The `Ready` condition is True (pods reporting no conditions count as ready).
+    pub ready: bool,
+    /// The kind of its first owner.
+    pub owner: OwnerKind,
+    /// A mirror pod (created by the kubelet from a static manifest).
+    pub mirror: bool,
+}
+
+impl Default for Pod {
+    fn default() -> Self {
+        Pod {
+            namespace: String::new(),
+            name: String::new(),
+            uid: String::new(),
+            labels: BTreeMap::new(),
+            node_name: None,
+            created: 0,
+            phase: String::new(),
+            terminating: false,
+            daemonset: None,
+            spec: PodSpec::default(),
+            annotations: BTreeMap::new(),
+            priority: 0,
+            priority_class: String::new(),
+            start_time: None,
+            ready: true,
+            owner: OwnerKind::None,
+            mirror: false,
+        }
+    }
 }
 
 impl Pod {
@@ -154,7 +198,7 @@ impl Pod {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Node {
     pub name: String,
     pub labels: BTreeMap<String, String>,
@@ -165,6 +209,26 @@ pub struct Node {
     pub unschedulable: bool,
     pub deleting: bool,
     pub provider_id: String,
+    pub annotations: BTreeMap<String, String>,
+    /// The `Ready` condition is True (nodes reporting no conditions count as ready).
+    pub ready: bool,
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Node {
+            name: String::new(),
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+            allocatable: Resources::default(),
+            capacity: Resources::default(),
+            unschedulable: false,
+            deleting: false,
+            provider_id: String::new(),
+            annotations: BTreeMap::new(),
+            ready: true,
+        }
+    }
 }
 
 /// A NodeClaim that already exists in the cluster.
@@ -183,6 +247,41 @@ pub struct NodeClaim {
     pub node_name: Option<String>,
     pub provider_id: String,
     pub deleting: bool,
+    /// `metadata.creationTimestamp`.
+    pub created: Timestamp,
+    pub annotations: BTreeMap<String, String>,
+    /// `status.conditions`.
+    pub conditions: Vec<Condition>,
+    /// `status.lastPodEventTime`.
+    pub last_pod_event: Option<Timestamp>,
+    /// `status.imageID`.
+    pub image_id: String,
+    /// `spec.expireAfter` in seconds; `None` is `Never`.
+    pub expire_after: Option<i64>,
+    /// `spec.terminationGracePeriod` in seconds; `None` waits for the drain forever.
+    pub termination_grace_period: Option<i64>,
+    /// `spec.nodeClassRef.name`.
+    pub node_class: String,
+    /// Until when the provisioner counts on this claim for pods it nominated
+    /// (`kerf.dev/nominated-until`).
+    pub nominated_until: Option<Timestamp>,
+    /// The instance's subnet, when the control layer knows it (subnet drift).
+    pub subnet_id: Option<String>,
+    /// The instance's security groups, when the control layer knows them (SG drift).
+    pub security_group_ids: Option<Vec<String>>,
+}
+
+impl NodeClaim {
+    /// The condition of `kind`, if present.
+    pub fn condition(&self, kind: &str) -> Option<&Condition> {
+        self.conditions.iter().find(|c| c.kind == kind)
+    }
+
+    /// True when the condition of `kind` is present and True.
+    pub fn is_true(&self, kind: &str) -> bool {
+        self.condition(kind)
+            .is_some_and(|c| c.status == ConditionStatus::True)
+    }
 }
 
 /// A NodePool with its EC2NodeClass-derived catalog.
@@ -201,6 +300,41 @@ pub struct NodePool {
     /// The instance types this pool may launch (derived from its EC2NodeClass).
     pub catalog: Arc<Catalog>,
     pub deleting: bool,
+    /// `spec.disruption`.
+    pub disruption: PoolDisruption,
+    /// `spec.template.spec.expireAfter` in seconds; `None` is `Never`.
+    pub expire_after: Option<i64>,
+    /// `spec.template.spec.terminationGracePeriod` in seconds.
+    pub termination_grace_period: Option<i64>,
+    /// Kerf's hash of the template (`kerf_convert::hash::nodepool_hash`).
+    pub hash: String,
+    /// The version of that hash (`kerf_labels::KERF_NODEPOOL_HASH_VERSION`).
+    pub hash_version: String,
+    /// `spec.replicas`: a static pool, never consolidated.
+    pub replicas: Option<i64>,
+}
+
+impl Default for NodePool {
+    fn default() -> Self {
+        NodePool {
+            name: String::new(),
+            weight: 0,
+            labels: BTreeMap::new(),
+            requirements: Vec::new(),
+            taints: Vec::new(),
+            startup_taints: Vec::new(),
+            limits: None,
+            node_class: String::new(),
+            catalog: Arc::default(),
+            deleting: false,
+            disruption: PoolDisruption::default(),
+            expire_after: Some(720 * 3600),
+            termination_grace_period: None,
+            hash: String::new(),
+            hash_version: String::new(),
+            replicas: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -221,6 +355,10 @@ pub struct Snapshot {
     /// Labels of the namespaces the input names (`kubernetes.io/metadata.name` is implied).
     pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
     pub now: Timestamp,
+    /// PodDisruptionBudgets, every namespace.
+    pub pdbs: Vec<Pdb>,
+    /// EC2NodeClasses (drift).
+    pub node_classes: Vec<NodeClass>,
 }
 
 /// Knobs with Karpenter's defaults.

@@ -1,8 +1,11 @@
 //! The plan: what Kerf would launch, where pending pods would go, what it cannot place and
-//! why. Field names are the public `kerf plan` contract.
+//! why, and what it would disrupt. Field names are the public `kerf plan` contract.
 
 use serde::Serialize;
 
+mod disruption;
+
+pub use disruption::{Disruption, DriftReason, Drifted, Method, PoolBudget, SkipKind, Skipped};
 pub use kerf_catalog::CapacityType;
 
 use crate::requirements::SelectorRequirement;
@@ -16,6 +19,12 @@ pub struct Plan {
     pub nominations: Vec<Nomination>,
     pub unschedulable: Vec<Unschedulable>,
     pub disruptions: Vec<Disruption>,
+    /// Managed nodes considered for disruption and left alone, with why (disrupt mode).
+    pub skipped: Vec<Skipped>,
+    /// NodeClaims found drifted, disrupted or not (disrupt mode).
+    pub drifted: Vec<Drifted>,
+    /// What each NodePool's budgets allow now, per reason (disrupt mode).
+    pub budgets: Vec<PoolBudget>,
     pub summary: Summary,
 }
 
@@ -76,18 +85,6 @@ pub enum ReasonKind {
     CapacityUnavailable,
 }
 
-/// A disruption decision (filled by the disruption planner).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Disruption {
-    pub reason: String,
-    pub action: String,
-    pub node_claims: Vec<String>,
-    pub nodes: Vec<String>,
-    pub replacement: Option<Launch>,
-    pub savings_per_hour: f64,
-}
-
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
@@ -96,6 +93,12 @@ pub struct Summary {
     pub unschedulable_pods: usize,
     pub new_node_claims: usize,
     pub new_hourly_cost: f64,
+    /// Disruption commands planned.
+    pub disruptions: usize,
+    /// NodeClaims those commands disrupt.
+    pub disrupted_node_claims: usize,
+    /// Sum of the commands' `savingsPerHour`.
+    pub savings_per_hour: f64,
 }
 
 impl Plan {

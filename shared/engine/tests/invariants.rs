@@ -135,6 +135,7 @@ fn snapshot(pods: Vec<(i64, i64, u8, u8)>, cpu_limit: Option<i64>) -> Snapshot {
         node_class: "default".into(),
         catalog: catalog(),
         deleting: false,
+        ..Default::default()
     };
     Snapshot {
         pods: pods

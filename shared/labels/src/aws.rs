@@ -5,6 +5,12 @@ pub const DOMAIN: &str = "karpenter.k8s.aws";
 /// The label naming a node's EC2NodeClass.
 pub const NODECLASS: &str = "karpenter.k8s.aws/ec2nodeclass";
 pub const ZONE_ID: &str = "topology.k8s.aws/zone-id";
+/// The EC2NodeClass hash a NodeClaim was launched with, and its version.
+pub const EC2NODECLASS_HASH: &str = "karpenter.k8s.aws/ec2nodeclass-hash";
+pub const EC2NODECLASS_HASH_VERSION: &str = "karpenter.k8s.aws/ec2nodeclass-hash-version";
+/// The hash version Kerf stamps (Karpenter's is `v6`): claims Karpenter stamped never count
+/// as drifted, since drift needs equal versions.
+pub const KERF_EC2NODECLASS_HASH_VERSION: &str = "kerf-v1";
 /// EC2 tag naming an instance's NodeClaim (the NodePool tag is `karpenter.sh/nodepool`).
 pub const NODECLAIM_TAG: &str = "karpenter.sh/nodeclaim";
 pub const INSTANCE_CATEGORY: &str = "karpenter.k8s.aws/instance-category";

@@ -88,8 +88,35 @@ pub const DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
 pub const NODEPOOL_HASH: &str = "karpenter.sh/nodepool-hash";
 pub const NODEPOOL_HASH_VERSION: &str = "karpenter.sh/nodepool-hash-version";
 pub const NODECLAIM_TERMINATION_TIMESTAMP: &str = "karpenter.sh/nodeclaim-termination-timestamp";
+/// The hash version Kerf stamps beside `karpenter.sh/nodepool-hash`. It differs from
+/// Karpenter's (`v3`), so claims Karpenter stamped never count as drifted: drift needs equal
+/// versions.
+pub const KERF_NODEPOOL_HASH_VERSION: &str = "kerf-v1";
+/// Written by the provisioner on an existing NodeClaim it nominates pods to: an RFC 3339 time
+/// until which disruption leaves the claim alone (Karpenter's nomination protection).
+pub const NOMINATED_UNTIL: &str = "kerf.dev/nominated-until";
+/// A pod's cost of being deleted, as ReplicaSets read it (an integer).
+pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+/// Set on mirror (static) pods by the kubelet.
+pub const MIRROR_POD: &str = "kubernetes.io/config.mirror";
+/// Priority classes that make a pod critical (drained last).
+pub const CRITICAL_PRIORITY_CLASSES: [&str; 2] =
+    ["system-cluster-critical", "system-node-critical"];
 pub const MIN_VALUES_RELAXED: &str = "karpenter.sh/nodeclaim-min-values-relaxed";
 pub const COMPATIBILITY_PROVIDER: &str = "compatibility.karpenter.sh/provider";
+
+/// NodeClaim and Node condition types.
+pub mod conditions {
+    pub const LAUNCHED: &str = "Launched";
+    pub const REGISTERED: &str = "Registered";
+    pub const INITIALIZED: &str = "Initialized";
+    pub const READY: &str = "Ready";
+    /// Set once `consolidateAfter` has passed since the last pod event.
+    pub const CONSOLIDATABLE: &str = "Consolidatable";
+    pub const DRIFTED: &str = "Drifted";
+    /// Set while a disruption command owns the claim (reason Empty, Underutilized, Drifted).
+    pub const DISRUPTION_REASON: &str = "DisruptionReason";
+}
 
 // ------------------------------------------------------------------ taints
 

@@ -81,6 +81,7 @@ fn named_pool(name: &str, reqs: Vec<SelectorRequirement>) -> NodePool {
         node_class: "default".into(),
         catalog: catalog(),
         deleting: false,
+        ..Default::default()
     }
 }
 

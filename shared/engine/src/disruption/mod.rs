@@ -1,0 +1,137 @@
+//! Disruption planning: which NodeClaims Kerf would remove or replace now, and why every
+//! other managed node stays. Karpenter's rules (candidates, budgets, do-not-disrupt,
+//! PodDisruptionBudgets, nomination, `consolidateAfter`; emptiness, drift, multi- and
+//! single-node consolidation in that order, the first method with commands ending the pass;
+//! forceful expiration beside them), planned deterministically from the snapshot alone.
+
+pub mod budgets;
+mod candidates;
+mod command;
+pub mod drift;
+mod methods;
+mod pass;
+pub mod pods;
+
+use crate::model::{NodePool, Snapshot};
+use crate::plan::{Drifted, Method, Plan, PoolBudget, SkipKind};
+use crate::{Options, summarize};
+use candidates::{Census, census};
+use pass::Pass;
+
+/// Disruption knobs, with Karpenter's defaults.
+#[derive(Clone, Debug)]
+pub struct DisruptOptions {
+    /// Replace spot nodes with cheaper spot nodes (Karpenter's `SpotToSpotConsolidation`
+    /// feature gate, off by default).
+    pub spot_to_spot: bool,
+    /// At most this many instance types per replacement NodeClaim.
+    pub max_instance_types: usize,
+    /// Seed for replacement NodeClaim names.
+    pub seed: u64,
+    /// Minimise the cost of replacements beyond first-fit packing.
+    pub optimize_cost: bool,
+    /// Honour preferences until they must be relaxed (`PREFERENCE_POLICY=Respect`).
+    pub respect_preferences: bool,
+    /// Work bound: at most this many scheduling simulations per pass (deterministic, unlike
+    /// a timeout).
+    pub max_simulations: usize,
+}
+
+impl Default for DisruptOptions {
+    fn default() -> Self {
+        DisruptOptions {
+            spot_to_spot: false,
+            max_instance_types: kerf_labels::MAX_INSTANCE_TYPES,
+            seed: 0,
+            optimize_cost: true,
+            respect_preferences: true,
+            max_simulations: 5_000,
+        }
+    }
+}
+
+impl DisruptOptions {
+    /// The provisioning options replacements are planned with.
+    pub fn provisioning(&self) -> Options {
+        Options {
+            respect_preferences: self.respect_preferences,
+            max_instance_types: self.max_instance_types,
+            seed: self.seed,
+            optimize_cost: self.optimize_cost,
+        }
+    }
+}
+
+/// Plans disruption of the snapshot's NodeClaims: `disruptions`, `skipped`, `drifted` and
+/// `budgets` of the plan (launches and pending pods are left to [`crate::provision`]).
+pub fn disrupt(snap: &Snapshot, opts: &DisruptOptions) -> Plan {
+    disrupt_with(snap, opts, &[])
+}
+
+/// [`disrupt`] with NodeClaim names already taken by launches planned beside it.
+pub(crate) fn disrupt_with(snap: &Snapshot, _opts: &DisruptOptions, taken: &[String]) -> Plan {
+    let census = census(snap);
+    let budgets = pool_budgets(snap, &census);
+    let mut drifted: Vec<Drifted> = census
+        .candidates
+        .iter()
+        .filter_map(|c| {
+            c.drift.map(|reason| Drifted {
+                node_claim: c.claim.name.clone(),
+                reason,
+            })
+        })
+        .collect();
+    drifted.sort_by(|a, b| a.node_claim.cmp(&b.node_claim));
+    let mut pass = Pass::new(snap, census, &budgets);
+    pass.names.extend(taken.iter().cloned());
+    methods::expiration::run(&mut pass);
+    let ended = if methods::emptiness::run(&mut pass) {
+        Some(Method::Emptiness)
+    } else if methods::drift::run(&mut pass) {
+        Some(Method::Drift)
+    } else if methods::consolidation::run(&mut pass) {
+        Some(Method::SingleNodeConsolidation)
+    } else {
+        None
+    };
+    if let Some(m) = ended {
+        defer(&mut pass, m);
+    }
+    let mut plan = Plan::new();
+    plan.disruptions = std::mem::take(&mut pass.commands);
+    plan.skipped = pass.into_skipped();
+    plan.drifted = drifted;
+    plan.budgets = budgets;
+    summarize(&mut plan, 0);
+    plan
+}
+
+/// What each NodePool's budgets allow at the snapshot's `now`, per reason, after the nodes
+/// already disrupting (Karpenter's `karpenter_nodepools_allowed_disruptions`).
+pub fn allowed_disruptions(snap: &Snapshot) -> Vec<PoolBudget> {
+    pool_budgets(snap, &census(snap))
+}
+
+fn pool_budgets(snap: &Snapshot, census: &Census<'_>) -> Vec<PoolBudget> {
+    let pools: Vec<(&NodePool, budgets::PoolCount)> = snap
+        .node_pools
+        .iter()
+        .filter(|p| !p.deleting)
+        .map(|p| (p, census.counts.get(&p.name).copied().unwrap_or_default()))
+        .collect();
+    budgets::pool_budgets(pools, snap.now)
+}
+
+/// Once `method` planned commands, candidates nothing else explains wait for a later pass.
+fn defer(pass: &mut Pass<'_>, method: Method) {
+    let why = format!(
+        "{} planned commands this pass; later methods consider it on the next pass",
+        method.name()
+    );
+    for i in pass.open().collect::<Vec<_>>() {
+        if pass.verdicts[i].is_none() {
+            pass.note(i, (SkipKind::Deferred, why.clone()));
+        }
+    }
+}

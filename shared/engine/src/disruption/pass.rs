@@ -1,0 +1,133 @@
+//! One disruption pass: the candidates, what each is waiting on, the budgets left and the
+//! commands planned so far.
+
+use rustc_hash::FxHashSet;
+
+use super::budgets::Ledger;
+use super::candidates::{Block, Candidate, Census};
+use super::command;
+use crate::model::Snapshot;
+use crate::plan::{Disruption, Launch, Method, Nomination, PoolBudget, SkipKind, Skipped};
+
+#[derive(Debug)]
+pub struct Pass<'a> {
+    pub snap: &'a Snapshot,
+    pub cands: Vec<Candidate<'a>>,
+    /// Why each candidate is left alone, as far as the pass knows.
+    pub verdicts: Vec<Option<Block>>,
+    /// Candidates some command disrupts.
+    pub taken: Vec<bool>,
+    pub ledger: Ledger,
+    pub commands: Vec<Disruption>,
+    /// Managed nodes that were never candidates.
+    pub skipped: Vec<Skipped>,
+    /// NodeClaim names in use (existing ones and the replacements planned).
+    pub names: FxHashSet<String>,
+}
+
+impl<'a> Pass<'a> {
+    pub fn new(snap: &'a Snapshot, census: Census<'a>, budgets: &[PoolBudget]) -> Self {
+        let n = census.candidates.len();
+        Pass {
+            snap,
+            cands: census.candidates,
+            verdicts: vec![None; n],
+            taken: vec![false; n],
+            ledger: Ledger::new(budgets),
+            commands: Vec::new(),
+            skipped: census.skipped,
+            names: snap.node_claims.iter().map(|c| c.name.clone()).collect(),
+        }
+    }
+
+    /// Why candidate `i` may not be disrupted gracefully by `method`: already in a command,
+    /// the node's own block, then its pods' (which drift ignores when a termination grace
+    /// period bounds the drain).
+    pub fn blocked(&self, i: usize, method: Method) -> Option<Block> {
+        let c = &self.cands[i];
+        if self.taken[i] {
+            return Some((SkipKind::Deleting, "another command disrupts it".into()));
+        }
+        if let Some(b) = &c.node_block {
+            return Some(b.clone());
+        }
+        let bounded = method == Method::Drift && c.drain_is_bounded();
+        match &c.pod_block {
+            Some(b) if !bounded => Some(b.clone()),
+            _ => None,
+        }
+    }
+
+    /// Records why candidate `i` is left alone (the latest reason wins).
+    pub fn note(&mut self, i: usize, block: Block) {
+        self.verdicts[i] = Some(block);
+    }
+
+    /// Records a command over candidates `idx`, spending their budgets.
+    pub fn commit(
+        &mut self,
+        method: Method,
+        idx: &[usize],
+        replacements: Vec<Launch>,
+        nominations: Vec<Nomination>,
+    ) {
+        for l in &replacements {
+            self.names.insert(l.node_claim.clone());
+        }
+        let cands: Vec<&Candidate<'_>> = idx.iter().map(|&i| &self.cands[i]).collect();
+        let cmd = command::build(self.snap, method, &cands, replacements, nominations);
+        for &i in idx {
+            self.taken[i] = true;
+            let pool = self.cands[i].pool.name.clone();
+            match method.budget_reason() {
+                Some(r) => self.ledger.spend(&pool, r),
+                None => self.ledger.spend_all(&pool),
+            }
+        }
+        self.commands.push(cmd);
+    }
+
+    /// Candidates not yet taken, in candidate (name) order.
+    pub fn open(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.cands.len()).filter(|&i| !self.taken[i])
+    }
+
+    /// Budget left for candidate `i`'s pool and `method`.
+    pub fn budget_left(&self, i: usize, method: Method) -> u32 {
+        match method.budget_reason() {
+            Some(r) => self.ledger.left(&self.cands[i].pool.name, r),
+            None => u32::MAX,
+        }
+    }
+
+    /// The reason a budget stops candidate `i`.
+    pub fn budget_block(&self, i: usize, method: Method) -> Block {
+        let c = &self.cands[i];
+        let reason = method.budget_reason().map_or("", |r| r.as_str());
+        (
+            SkipKind::Budget,
+            format!(
+                "NodePool {} allows no more {reason} disruptions now",
+                c.pool.name
+            ),
+        )
+    }
+
+    /// Every skipped node: the census's and the candidates no command took.
+    pub fn into_skipped(mut self) -> Vec<Skipped> {
+        for i in 0..self.cands.len() {
+            if self.taken[i] {
+                continue;
+            }
+            let block = self.verdicts[i].take().unwrap_or_else(|| {
+                (
+                    SkipKind::Nothing,
+                    "not empty, drifted or expired, and no consolidation move saves money".into(),
+                )
+            });
+            self.skipped.push(self.cands[i].skipped(block));
+        }
+        self.skipped.sort_by(|a, b| a.node_claim.cmp(&b.node_claim));
+        self.skipped
+    }
+}
