@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kerf_api::v1::{
-    Condition, ConditionStatus, NodeClaim, NodeClaimSpec, NodeClaimStatus, NodePool,
+    Condition, ConditionStatus, EC2NodeClass, NodeClaim, NodeClaimSpec, NodeClaimStatus, NodePool,
     NodeSelectorRequirementWithMinValues, ResourceRequirements,
 };
 use kerf_engine::plan::Launch;
@@ -19,7 +19,7 @@ use crate::names::{NODEPOOL, conditions};
 /// The NodeClaim for one planned launch of `pool`: `generateName: <pool>-`, the pool's
 /// template labels and annotations, its taints, node class, expiry and grace period, and
 /// the launch's requirements (instance-type options included) and resource requests.
-pub fn new_claim(pool: &NodePool, launch: &Launch) -> NodeClaim {
+pub fn new_claim(pool: &NodePool, class: Option<&EC2NodeClass>, launch: &Launch) -> NodeClaim {
     let pool_name = pool.metadata.name.clone().unwrap_or_default();
     let t = &pool.spec.template;
     let mut labels = t.metadata.labels.clone();
@@ -41,10 +41,29 @@ pub fn new_claim(pool: &NodePool, launch: &Launch) -> NodeClaim {
             expire_after: t.spec.expire_after.clone(),
         },
     );
+    let mut annotations = t.metadata.annotations.clone();
+    annotations.insert(
+        kerf_labels::NODEPOOL_HASH.into(),
+        kerf_convert::hash::nodepool_hash(pool),
+    );
+    annotations.insert(
+        kerf_labels::NODEPOOL_HASH_VERSION.into(),
+        kerf_labels::KERF_NODEPOOL_HASH_VERSION.into(),
+    );
+    if let Some(c) = class {
+        annotations.insert(
+            kerf_labels::aws::EC2NODECLASS_HASH.into(),
+            kerf_convert::hash::nodeclass_hash(c),
+        );
+        annotations.insert(
+            kerf_labels::aws::EC2NODECLASS_HASH_VERSION.into(),
+            kerf_labels::aws::KERF_EC2NODECLASS_HASH_VERSION.into(),
+        );
+    }
     claim.metadata = ObjectMeta {
         generate_name: Some(format!("{pool_name}-")),
         labels: Some(labels),
-        annotations: (!t.metadata.annotations.is_empty()).then(|| t.metadata.annotations.clone()),
+        annotations: Some(annotations),
         ..ObjectMeta::default()
     };
     claim

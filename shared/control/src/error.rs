@@ -1,6 +1,6 @@
 //! `ControlError`: why a reconcile stopped, and whether running it again can help.
 
-use crate::ports::{CloudError, ClusterError};
+use crate::ports::{CloudError, ClusterError, QueueError};
 
 /// A failed reconcile.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -9,6 +9,8 @@ pub enum ControlError {
     Cluster(#[from] ClusterError),
     #[error("cloud: {0}")]
     Cloud(#[from] CloudError),
+    #[error("queue: {0}")]
+    Queue(#[from] QueueError),
     /// Input Kerf cannot act on (a malformed object, an event it does not understand).
     #[error("invalid: {0}")]
     Invalid(String),
@@ -20,6 +22,7 @@ impl ControlError {
         match self {
             ControlError::Cluster(e) => e.is_retryable(),
             ControlError::Cloud(e) => e.is_retryable(),
+            ControlError::Queue(e) => e.retryable,
             ControlError::Invalid(_) => false,
         }
     }

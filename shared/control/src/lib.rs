@@ -10,6 +10,7 @@ pub mod ports;
 
 pub mod claim;
 pub mod ctx;
+pub mod disrupt;
 pub mod error;
 pub mod finalize;
 pub mod gc;

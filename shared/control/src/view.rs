@@ -44,9 +44,19 @@ pub struct Converted {
 }
 
 impl View {
-    /// Reads the cluster, the cache and the catalogs of the node classes pools use.
+    /// Reads the cluster, the cache and, when something needs planning, the catalogs of the
+    /// node classes pools use.
     pub async fn read<C: Cluster, K: Cloud, P: Publisher>(
         ctx: &Ctx<C, K, P>,
+    ) -> Result<View, ControlError> {
+        View::read_with(ctx, false).await
+    }
+
+    /// [`View::read`]; `all_catalogs` reads the catalogs even when nothing is pending (the
+    /// disruption planner prices every node).
+    pub async fn read_with<C: Cluster, K: Cloud, P: Publisher>(
+        ctx: &Ctx<C, K, P>,
+        all_catalogs: bool,
     ) -> Result<View, ControlError> {
         let now = ctx.now();
         let (snap, marks) = futures::try_join!(
@@ -64,7 +74,7 @@ impl View {
             })
             .collect();
         let mut catalogs = BTreeMap::new();
-        let classes_needed = if needs_planning(&snap) {
+        let classes_needed = if all_catalogs || needs_planning(&snap) {
             used_classes(&snap)
         } else {
             Vec::new()
@@ -169,6 +179,32 @@ impl View {
                     &e,
                 ),
             }
+        }
+        for b in &self.snap.pdbs {
+            match kerf_convert::disruption::pdb(b) {
+                Ok(x) => s.pdbs.push(x),
+                Err(e) => warn(
+                    "PodDisruptionBudget",
+                    b.metadata.name.as_deref().unwrap_or_default(),
+                    &e,
+                ),
+            }
+        }
+        for c in &self.snap.node_classes {
+            match kerf_convert::disruption::node_class(c) {
+                Ok(x) => s.node_classes.push(x),
+                Err(e) => warn(
+                    "EC2NodeClass",
+                    c.metadata.name.as_deref().unwrap_or_default(),
+                    &e,
+                ),
+            }
+        }
+        for ns in &self.snap.namespaces {
+            s.namespaces.insert(
+                ns.metadata.name.clone().unwrap_or_default(),
+                ns.metadata.labels.clone().unwrap_or_default(),
+            );
         }
         Converted {
             snapshot: s,

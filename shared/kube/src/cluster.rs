@@ -147,7 +147,18 @@ impl Cluster for KubeCluster {
         name: &str,
         annotations: &BTreeMap<String, String>,
     ) -> Result<NodeClaim, ClusterError> {
-        let patch = serde_json::json!({"metadata": {"annotations": annotations}});
+        let values: serde_json::Map<String, serde_json::Value> = annotations
+            .iter()
+            .map(|(k, v)| {
+                let v = if v.is_empty() {
+                    serde_json::Value::Null
+                } else {
+                    serde_json::json!(v)
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        let patch = serde_json::json!({"metadata": {"annotations": values}});
         merge::<NodeClaim>(&self.client, name, &patch).await
     }
 

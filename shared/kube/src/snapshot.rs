@@ -2,7 +2,7 @@
 
 use crate::error::ClusterError;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kerf_api::v1::{EC2NodeClass, NodeClaim, NodePool};
 use kerf_control::ports::Snapshot;
@@ -71,18 +71,20 @@ pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, C
         lp.clone()
     };
     let c = client.clone();
-    let (pods, nodes, claims, pools, classes, ds, pdbs) = futures::try_join!(
+    let (pods, nodes, claims, pools, classes, ds, pdbs, nss) = futures::try_join!(
         list_all(Api::<Pod>::all(c.clone()), &pod_lp),
         list_all(Api::<Node>::all(c.clone()), &lp),
         list_all(Api::<NodeClaim>::all(c.clone()), &lp),
         list_all(Api::<NodePool>::all(c.clone()), &lp),
         list_all(Api::<EC2NodeClass>::all(c.clone()), &lp),
         list_all(Api::<DaemonSet>::all(c.clone()), &lp),
-        list_all(Api::<PodDisruptionBudget>::all(c), &lp),
+        list_all(Api::<PodDisruptionBudget>::all(c.clone()), &lp),
+        list_all(Api::<Namespace>::all(c), &lp),
     )?;
     let mut s = Snapshot::default();
     (s.pods, s.nodes, s.node_claims) = (pods.0, nodes.0, claims.0);
     (s.node_pools, s.node_classes, s.daemon_sets, s.pdbs) = (pools.0, classes.0, ds.0, pdbs.0);
+    s.namespaces = nss.0;
     for (k, rv) in [
         ("pods", pods.1),
         ("nodes", nodes.1),
@@ -91,6 +93,7 @@ pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, C
         ("ec2nodeclasses", classes.1),
         ("daemonsets", ds.1),
         ("poddisruptionbudgets", pdbs.1),
+        ("namespaces", nss.1),
     ] {
         s.resource_versions.insert(k, rv);
     }

@@ -36,13 +36,19 @@ fn launch() -> Launch {
 
 #[test]
 fn claim_carries_the_pool_template_and_the_launch() {
-    let c = new_claim(&pool(), &launch());
+    let c = new_claim(&pool(), None, &launch());
     assert_eq!(c.metadata.generate_name.as_deref(), Some("default-"));
     assert_eq!(c.metadata.name, None);
     let labels = c.metadata.labels.clone().unwrap();
     assert_eq!(labels["team"], "a");
     assert_eq!(labels[NODEPOOL], "default");
-    assert_eq!(c.metadata.annotations.clone().unwrap()["note"], "x");
+    let annotations = c.metadata.annotations.clone().unwrap();
+    assert_eq!(annotations["note"], "x");
+    assert_eq!(
+        annotations["karpenter.sh/nodepool-hash"],
+        kerf_convert::hash::nodepool_hash(&pool())
+    );
+    assert_eq!(annotations["karpenter.sh/nodepool-hash-version"], "kerf-v1");
     assert_eq!(c.spec.taints.len(), 1);
     assert_eq!(c.spec.expire_after, "24h");
     let keys: Vec<&str> = c.spec.requirements.iter().map(|r| r.key.as_str()).collect();

@@ -2,6 +2,7 @@
 //! Lambda responses out. The binaries under `functions/` bind them to real adapters; `kerf
 //! sim` and the tests call the very same code with simulated ones.
 
+pub mod disruption;
 pub mod provisioner;
 pub mod termination;
 pub mod webhook;

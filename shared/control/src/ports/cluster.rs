@@ -3,7 +3,7 @@
 //! of `kerf-sim` in tests).
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, Pod, Taint};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kerf_api::v1::{
     Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
@@ -75,6 +75,8 @@ pub struct Snapshot {
     pub daemon_sets: Vec<DaemonSet>,
     /// PodDisruptionBudgets, all namespaces.
     pub pdbs: Vec<PodDisruptionBudget>,
+    /// Namespaces (their labels select pods for affinity terms).
+    pub namespaces: Vec<Namespace>,
     /// The list resourceVersion of each collection, keyed by plural.
     pub resource_versions: BTreeMap<&'static str, String>,
 }
@@ -240,7 +242,7 @@ pub trait Cluster: Send + Sync {
         name: &str,
         status: &EC2NodeClassStatus,
     ) -> impl Future<Output = Result<EC2NodeClass, ClusterError>> + Send;
-    /// Merges annotations into a NodeClaim's metadata.
+    /// Merges annotations into a NodeClaim's metadata; an empty value removes the key.
     fn annotate_node_claim(
         &self,
         name: &str,

@@ -107,14 +107,16 @@ pub(super) async fn apply<C: Cluster, K: Cloud, P: Publisher>(
     report: &mut ProvisionReport,
 ) -> bool {
     let n = ctx.settings.concurrency.max(1);
-    let created: Vec<(&Launch, Result<NodeClaim, String>)> = stream::iter(
-        plan.launches
-            .iter()
-            .map(|l| async move { (l, create(ctx, view, l).await) }),
-    )
-    .buffered(n)
-    .collect()
-    .await;
+    let created: Vec<(&Launch, Result<NodeClaim, String>)> =
+        stream::iter(plan.launches.iter().map(|l| async move {
+            (
+                l,
+                create_claim(ctx, view, l, &Default::default(), "provisioning").await,
+            )
+        }))
+        .buffered(n)
+        .collect()
+        .await;
     let mut notes = Notes::default();
     let mut claims = Vec::new();
     for (l, r) in created {
@@ -207,22 +209,33 @@ pub(super) async fn apply<C: Cluster, K: Cloud, P: Publisher>(
     ice
 }
 
-async fn create<C: Cluster, K: Cloud, P: Publisher>(
+/// Creates the NodeClaim of a planned launch (`labels` added to the pool's), logged and
+/// counted under `reason` (`provisioning`, or the disruption reason of a replacement).
+pub async fn create_claim<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     view: &View,
     l: &Launch,
+    labels: &std::collections::BTreeMap<String, String>,
+    reason: &str,
 ) -> Result<NodeClaim, String> {
     let pool = view
         .pool(&l.node_pool)
         .ok_or_else(|| format!("nodepool {} is gone", l.node_pool))?;
+    let class = view
+        .classes
+        .get(&pool.spec.template.spec.node_class_ref.name);
+    let mut claim = claim::new_claim(pool, class.map(|c| c.as_ref()), l);
+    if let Some(m) = claim.metadata.labels.as_mut() {
+        m.extend(labels.clone());
+    }
     let c = ctx
         .cluster
-        .create_node_claim(pool, claim::new_claim(pool, l))
+        .create_node_claim(pool, claim)
         .await
         .map_err(|e| e.to_string())?;
     ctx.metrics.count(
         NODECLAIMS_CREATED,
-        &[("nodepool", &l.node_pool), ("reason", "provisioning")],
+        &[("nodepool", &l.node_pool), ("reason", reason)],
         1.0,
     );
     ctx.log.info(

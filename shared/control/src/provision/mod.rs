@@ -28,7 +28,7 @@ use crate::metrics::names::{PODS_UNSCHEDULABLE, SCHEDULING_DURATION};
 use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
 
-pub use act::{LaunchOutcome, launch_claim};
+pub use act::{LaunchOutcome, create_claim, launch_claim};
 pub use notify::emit_all;
 
 /// What one provisioning invocation did.

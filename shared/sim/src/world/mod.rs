@@ -59,6 +59,8 @@ pub struct WorldOptions {
     pub batch_window: SignedDuration,
     /// Period of the scheduled sweep.
     pub sweep_every: SignedDuration,
+    /// Period of the disruption function (it runs half a period after the sweep).
+    pub disruption_every: SignedDuration,
     /// Queue visibility timeout (a failed message's redelivery delay).
     pub visibility: SignedDuration,
     /// Secret path segment of the webhook URL.
@@ -76,6 +78,7 @@ impl Default for WorldOptions {
             ready_delay: SignedDuration::from_secs(20),
             batch_window: SignedDuration::from_secs(1),
             sweep_every: SignedDuration::from_mins(1),
+            disruption_every: SignedDuration::from_mins(1),
             visibility: SignedDuration::from_secs(30),
             webhook_secret: "sim-webhook-secret".into(),
         }
@@ -121,10 +124,15 @@ pub struct World {
     pub webhook: Arc<SimCtx>,
     /// The termination function's context.
     pub terminator: Arc<SimCtx>,
+    /// The disruption function's context.
+    pub disruptor: Arc<SimCtx>,
+    /// The disruption function's options (feature gates).
+    pub disruption: kerf_control::disrupt::SweepOptions,
     pub kubelet: Kubelet,
     pub scheduler: Scheduler,
     pub options: WorldOptions,
     next_sweep: Timestamp,
+    next_disruption: Timestamp,
     invocation: u64,
 }
 
@@ -172,6 +180,10 @@ impl World {
         if self.now() >= self.next_sweep {
             self.next_sweep = self.now() + self.options.sweep_every;
             r.invocations.push(self.sweep().await);
+        }
+        if self.now() >= self.next_disruption {
+            self.next_disruption = self.now() + self.options.disruption_every;
+            r.invocations.push(self.disrupt().await);
         }
         Ok(r)
     }
@@ -284,6 +296,18 @@ impl World {
             }
         }
         resp
+    }
+
+    /// Runs the disruption function now.
+    pub async fn disrupt(&mut self) -> Value {
+        let holder = format!("disruption-{}", self.holder());
+        kerf_control::handlers::disruption::handle(
+            &self.disruptor,
+            &self.termination_queue,
+            &holder,
+            &self.disruption,
+        )
+        .await
     }
 
     /// Runs the provisioner's scheduled sweep now.

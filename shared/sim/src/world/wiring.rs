@@ -126,7 +126,8 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
             &options.cluster_name,
         ))
     };
-    let (provisioner, webhook, terminator) = (new_ctx(), new_ctx(), new_ctx());
+    let (provisioner, webhook, terminator, disruptor) =
+        (new_ctx(), new_ctx(), new_ctx(), new_ctx());
     // The slot was created empty just above, so this first set cannot fail.
     let _ = slot.set((
         webhook.clone(),
@@ -137,6 +138,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
     kubelet.ready_delay = options.ready_delay;
     let scheduler = Scheduler::new(client.clone(), dyn_clock.clone());
     let next_sweep = options.start + options.sweep_every;
+    let next_disruption = options.start + options.disruption_every + options.disruption_every / 2;
     Ok(World {
         sim,
         client,
@@ -149,10 +151,13 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         provisioner,
         webhook,
         terminator,
+        disruptor,
+        disruption: kerf_control::disrupt::SweepOptions::default(),
         kubelet,
         scheduler,
         options,
         next_sweep,
+        next_disruption,
         invocation: 0,
     })
 }

@@ -1,0 +1,187 @@
+//! Running a confirmed command, as Karpenter's disruption queue does: taint the candidates
+//! `karpenter.sh/disrupted:NoSchedule` and set their `DisruptionReason`, record the command
+//! on them, launch the replacements through the provisioning path (labelled with the
+//! command), and delete the candidates only once every replacement is initialized
+//! ([`super::progress`]); a command without replacements deletes at once. Expiry is
+//! forceful: the claims are deleted, no budget, no validation.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Taint;
+use kerf_api::v1::{ConditionStatus, NodeClaim};
+use kerf_engine::plan::{Disruption, Method};
+use serde_json::json;
+
+use super::record::{self, Command};
+use crate::claim::{self, condition};
+use crate::ctx::Ctx;
+use crate::error::ControlError;
+use crate::log::{abbreviate, controllers::DISRUPTION, obj};
+use crate::metrics::names::{DISRUPTION_DECISIONS, NODECLAIMS_DISRUPTED};
+use crate::names::DISRUPTED_TAINT;
+use crate::ports::{Cloud, Cluster, Publisher, Queue};
+use crate::provision::{LaunchOutcome, create_claim, launch_claim};
+use crate::view::View;
+
+/// The `DisruptionReason` condition type.
+pub const DISRUPTION_REASON: &str = "DisruptionReason";
+
+fn disrupted_taint() -> Taint {
+    Taint {
+        key: DISRUPTED_TAINT.into(),
+        value: None,
+        effect: "NoSchedule".into(),
+        time_added: None,
+    }
+}
+
+/// Karpenter's log line: `disrupting nodeclaim(s) via replace, terminating 1 nodes (5 pods)
+/// ip-…/c6a.2xlarge/on-demand and replacing with on-demand node from types m6a.large, …`.
+fn describe(d: &Disruption, view: &View) -> String {
+    let nodes: Vec<String> = d
+        .node_claims
+        .iter()
+        .zip(&d.nodes)
+        .map(|(c, n)| {
+            let labels = view
+                .snap
+                .node_claims
+                .iter()
+                .find(|x| claim::name(x) == c)
+                .and_then(|x| x.metadata.labels.clone())
+                .unwrap_or_default();
+            let get = |k: &str| labels.get(k).cloned().unwrap_or_default();
+            format!(
+                "{n}/{}/{}",
+                get(kerf_labels::INSTANCE_TYPE),
+                get(kerf_labels::CAPACITY_TYPE)
+            )
+        })
+        .collect();
+    let mut s = format!(
+        "disrupting nodeclaim(s) via {}, terminating {} nodes ({} pods) {}",
+        d.action,
+        d.node_claims.len(),
+        d.pods.len(),
+        nodes.join(", ")
+    );
+    if let Some(r) = d.replacements.first() {
+        s.push_str(&format!(
+            " and replacing with {} node from types {}",
+            r.capacity_type.as_str(),
+            abbreviate(&r.instance_type_options, 5)
+        ));
+    }
+    s
+}
+
+/// Starts a confirmed command.
+pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    termination: &Q,
+    view: &View,
+    d: &Disruption,
+) -> Result<(), ControlError> {
+    let now = ctx.now();
+    ctx.log.info(
+        DISRUPTION,
+        &describe(d, view),
+        json!({"command": d.id, "reason": d.reason, "decision": d.action, "savings-per-hour": d.savings_per_hour}),
+    );
+    for pool in &d.node_pools {
+        ctx.metrics.count(
+            DISRUPTION_DECISIONS,
+            &[
+                ("decision", &d.action),
+                ("reason", &d.reason),
+                ("nodepool", pool),
+            ],
+            1.0,
+        );
+    }
+    if d.method == Method::Expiration {
+        return delete_candidates(ctx, termination, d, "expired").await;
+    }
+    let rec = Command {
+        id: d.id.clone(),
+        reason: d.method.condition_reason().into(),
+        started: now,
+        replacements: d.replacements.len(),
+    };
+    let cond = condition(
+        DISRUPTION_REASON,
+        ConditionStatus::True,
+        d.method.condition_reason(),
+        &d.id,
+    );
+    for (c, n) in d.node_claims.iter().zip(&d.nodes) {
+        ctx.cluster.taint_node(n, &disrupted_taint()).await?;
+        ctx.cluster
+            .set_node_claim_conditions(c, std::slice::from_ref(&cond), now)
+            .await?;
+        let a = BTreeMap::from([(record::COMMAND.to_string(), record::text(&rec))]);
+        ctx.cluster.annotate_node_claim(c, &a).await?;
+    }
+    if d.replacements.is_empty() {
+        return delete_candidates(ctx, termination, d, &d.reason).await;
+    }
+    let labels = BTreeMap::from([(record::REPLACEMENT_OF.to_string(), d.id.clone())]);
+    for r in &d.replacements {
+        let created = create_claim(ctx, view, r, &labels, &d.reason)
+            .await
+            .map_err(ControlError::Invalid)?;
+        if let LaunchOutcome::Failed(e) = launch_claim(ctx, view, &created).await {
+            ctx.log.warn(
+                DISRUPTION,
+                "replacement launch failed; the command will roll back",
+                json!({"command": d.id, "error": e}),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the candidates of `d` and queues their termination.
+pub async fn delete_candidates<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    termination: &Q,
+    d: &Disruption,
+    reason: &str,
+) -> Result<(), ControlError> {
+    for (c, pool) in d.node_claims.iter().zip(&d.node_pools) {
+        delete_one(ctx, termination, c, pool, reason).await?;
+    }
+    Ok(())
+}
+
+/// Deletes one NodeClaim (the termination function drains it) and queues its termination.
+pub async fn delete_one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    termination: &Q,
+    name: &str,
+    pool: &str,
+    reason: &str,
+) -> Result<(), ControlError> {
+    ctx.cluster.delete_node_claim(name, None).await?;
+    crate::handlers::termination::enqueue(termination, name, 0).await?;
+    ctx.metrics.count(
+        NODECLAIMS_DISRUPTED,
+        &[("reason", reason), ("nodepool", pool)],
+        1.0,
+    );
+    ctx.log.info(
+        DISRUPTION,
+        "deleted nodeclaim for disruption",
+        json!({"NodeClaim": obj(name), "reason": reason}),
+    );
+    Ok(())
+}
+
+/// Whether `c` is a replacement launched by command `id`.
+pub fn replacement_of(c: &NodeClaim, id: &str) -> bool {
+    c.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(record::REPLACEMENT_OF))
+        .is_some_and(|v| v == id)
+}

@@ -1,0 +1,270 @@
+//! The disruption function's sweep (every minute, under the decision Lease):
+//!
+//! 1. refresh EC2NodeClass status (what drift compares against);
+//! 2. stamp Kerf's drift hashes on NodeClaims carrying another hash version (claims
+//!    launched by Karpenter start from their current state, never drifted by a version
+//!    change);
+//! 3. advance commands under way, remove stale taints, queue terminations ([`progress`]);
+//! 4. plan with the engine; mark drifted NodeClaims `Drifted`;
+//! 5. expiry deletes at once; every other command is recorded on its candidates and runs
+//!    only when a sweep at least 15 s later computes it again ([`record`]); records no
+//!    longer planned are removed;
+//! 6. tell: `DisruptionBlocked` / `Unconsolidatable` Events with the engine's reasons, the
+//!    allowed disruptions per NodePool and reason.
+
+pub mod execute;
+pub mod progress;
+pub mod record;
+
+use std::collections::BTreeMap;
+
+use kerf_api::v1::{ConditionStatus, NodeClaim};
+use kerf_engine::DisruptOptions;
+use kerf_engine::plan::{Method, Plan};
+use serde_json::json;
+
+use crate::claim::{self, condition};
+use crate::ctx::Ctx;
+use crate::error::ControlError;
+use crate::log::{controllers::DISRUPTION, obj};
+use crate::metrics::names::ALLOWED_DISRUPTIONS;
+use crate::ports::{Cloud, Cluster, EventSpec, EventType, InvolvedObject, Publisher, Queue};
+use crate::view::View;
+use progress::Progress;
+
+/// What a sweep did.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct SweepReport {
+    pub progress: Progress,
+    /// Commands recorded for validation.
+    pub recorded: Vec<String>,
+    /// Commands started.
+    pub started: Vec<String>,
+    pub drifted: Vec<String>,
+    pub skipped: usize,
+}
+
+/// Options of the disruption function.
+#[derive(Debug, Clone, Default)]
+pub struct SweepOptions {
+    /// Karpenter's `SpotToSpotConsolidation` feature gate.
+    pub spot_to_spot: bool,
+}
+
+/// One sweep (the caller holds the decision Lease).
+pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    termination: &Q,
+    opts: &SweepOptions,
+) -> Result<SweepReport, ControlError> {
+    let mut report = SweepReport::default();
+    let first = View::read_with(ctx, true).await?;
+    let changed = crate::nodeclass::refresh(ctx, &first.snap.node_classes).await;
+    let restamped = restamp(ctx, &first).await?;
+    let view = if changed + restamped > 0 {
+        View::read_with(ctx, true).await?
+    } else {
+        first
+    };
+    progress::advance(ctx, termination, &view, &mut report.progress).await?;
+    progress::untaint_stale(ctx, &view, &mut report.progress).await?;
+    progress::queue_terminations(ctx, termination, &view, &mut report.progress).await?;
+    let plan = plan(ctx, &view, opts);
+    mark_drifted(ctx, &view, &plan, &mut report).await?;
+    decide(ctx, termination, &view, &plan, &mut report).await?;
+    tell(ctx, &view, &plan).await;
+    report.skipped = plan.skipped.len();
+    Ok(report)
+}
+
+fn plan<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    view: &View,
+    opts: &SweepOptions,
+) -> Plan {
+    let conv = view.convert(ctx);
+    let o = DisruptOptions {
+        spot_to_spot: opts.spot_to_spot,
+        max_instance_types: ctx.settings.max_instance_types,
+        optimize_cost: ctx.settings.optimize_cost,
+        ..DisruptOptions::default()
+    };
+    kerf_engine::disrupt(&conv.snapshot, &o)
+}
+
+/// Stamps Kerf's hashes on claims that carry another hash version.
+async fn restamp<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    view: &View,
+) -> Result<usize, ControlError> {
+    let mut n = 0;
+    for c in view
+        .snap
+        .node_claims
+        .iter()
+        .filter(|c| c.metadata.deletion_timestamp.is_none())
+    {
+        let a = c.metadata.annotations.clone().unwrap_or_default();
+        let mut stamp = BTreeMap::new();
+        if a.get(kerf_labels::NODEPOOL_HASH_VERSION)
+            .map(String::as_str)
+            != Some(kerf_labels::KERF_NODEPOOL_HASH_VERSION)
+            && let Some(pool) = claim::pool_name(c).and_then(|p| view.pool(p))
+        {
+            stamp.insert(
+                kerf_labels::NODEPOOL_HASH.to_string(),
+                kerf_convert::hash::nodepool_hash(pool),
+            );
+            stamp.insert(
+                kerf_labels::NODEPOOL_HASH_VERSION.to_string(),
+                kerf_labels::KERF_NODEPOOL_HASH_VERSION.to_string(),
+            );
+        }
+        let class_version = a
+            .get(kerf_labels::aws::EC2NODECLASS_HASH_VERSION)
+            .map(String::as_str);
+        if class_version != Some(kerf_labels::aws::KERF_EC2NODECLASS_HASH_VERSION)
+            && let Some(class) = view.classes.get(&c.spec.node_class_ref.name)
+        {
+            stamp.insert(
+                kerf_labels::aws::EC2NODECLASS_HASH.to_string(),
+                kerf_convert::hash::nodeclass_hash(class),
+            );
+            stamp.insert(
+                kerf_labels::aws::EC2NODECLASS_HASH_VERSION.to_string(),
+                kerf_labels::aws::KERF_EC2NODECLASS_HASH_VERSION.to_string(),
+            );
+        }
+        if !stamp.is_empty() {
+            ctx.cluster
+                .annotate_node_claim(claim::name(c), &stamp)
+                .await?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+async fn mark_drifted<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    view: &View,
+    plan: &Plan,
+    report: &mut SweepReport,
+) -> Result<(), ControlError> {
+    for d in &plan.drifted {
+        let Some(c) = view
+            .snap
+            .node_claims
+            .iter()
+            .find(|c| claim::name(c) == d.node_claim)
+        else {
+            continue;
+        };
+        if !claim::is_true(c, "Drifted") {
+            let cond = condition("Drifted", ConditionStatus::True, d.reason.as_str(), "");
+            ctx.cluster
+                .set_node_claim_conditions(&d.node_claim, &[cond], ctx.now())
+                .await?;
+            ctx.log.info(
+                DISRUPTION,
+                "marked nodeclaim as drifted",
+                json!({"NodeClaim": obj(&d.node_claim), "reason": d.reason.as_str()}),
+            );
+        }
+        report.drifted.push(d.node_claim.clone());
+    }
+    Ok(())
+}
+
+fn claim_of<'a>(view: &'a View, name: &str) -> Option<&'a NodeClaim> {
+    view.snap
+        .node_claims
+        .iter()
+        .find(|c| claim::name(c) == name)
+}
+
+/// Starts confirmed commands, records new ones, removes stale records.
+async fn decide<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    termination: &Q,
+    view: &View,
+    plan: &Plan,
+    report: &mut SweepReport,
+) -> Result<(), ControlError> {
+    let now = ctx.now();
+    let mut planned: Vec<&str> = Vec::new();
+    for d in &plan.disruptions {
+        planned.extend(d.node_claims.iter().map(String::as_str));
+        let records: Vec<Option<record::Pending>> = d
+            .node_claims
+            .iter()
+            .map(|c| claim_of(view, c).and_then(record::pending))
+            .collect();
+        let confirmed = records
+            .iter()
+            .all(|r| r.as_ref().is_some_and(|p| p.confirmed_by(d, now)));
+        if d.method == Method::Expiration || confirmed {
+            execute::start(ctx, termination, view, d).await?;
+            for c in &d.node_claims {
+                progress::clear(ctx, c, record::PENDING).await?;
+            }
+            report.started.push(d.id.clone());
+            continue;
+        }
+        let recorded_same = records
+            .iter()
+            .all(|r| r.as_ref().is_some_and(|p| p.id == d.id));
+        if !recorded_same {
+            let a = BTreeMap::from([(
+                record::PENDING.to_string(),
+                record::text(&record::Pending::of(d, now)),
+            )]);
+            for c in &d.node_claims {
+                ctx.cluster.annotate_node_claim(c, &a).await?;
+            }
+            report.recorded.push(d.id.clone());
+        }
+    }
+    for c in &view.snap.node_claims {
+        if record::pending(c).is_some() && !planned.contains(&claim::name(c)) {
+            progress::clear(ctx, claim::name(c), record::PENDING).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Events for every skipped candidate, and the budgets as metrics.
+async fn tell<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, view: &View, plan: &Plan) {
+    let events: Vec<EventSpec> = plan
+        .skipped
+        .iter()
+        .filter(|s| {
+            !matches!(
+                s.kind,
+                kerf_engine::plan::SkipKind::Nothing | kerf_engine::plan::SkipKind::Deleting
+            )
+        })
+        .map(|s| EventSpec {
+            involved: InvolvedObject {
+                api_version: "karpenter.sh/v1".into(),
+                kind: "NodeClaim".into(),
+                name: s.node_claim.clone(),
+                namespace: String::new(),
+                uid: claim_of(view, &s.node_claim)
+                    .and_then(|c| c.metadata.uid.clone())
+                    .unwrap_or_default(),
+            },
+            type_: EventType::Normal,
+            reason: s.kind.event_reason().into(),
+            message: s.reason.clone(),
+        })
+        .collect();
+    crate::provision::emit_all(ctx, events).await;
+    for b in &plan.budgets {
+        ctx.metrics.count(
+            ALLOWED_DISRUPTIONS,
+            &[("nodepool", &b.node_pool), ("reason", b.reason.as_str())],
+            b.allowed as f64,
+        );
+    }
+}
