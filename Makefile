@@ -1,5 +1,5 @@
 # Kerf developer entry points. `make test` is what CI runs.
-.PHONY: test plan bench catalog fixtures lambda
+.PHONY: test plan bench catalog fixtures lambda package
 
 test:
 	scripts/test.sh
@@ -20,3 +20,9 @@ bench:
 # Lambda artifacts use the fat-LTO packaging profile.
 lambda:
 	cargo build --profile lambda --workspace --bins
+
+# The deployable artifacts: `sam build` of every function (cargo-lambda and zig from .venv,
+# arm64), then each function's zipped size. `sam deploy` uploads .aws-sam/build.
+package:
+	scripts/setup.sh package
+	scripts/package.sh

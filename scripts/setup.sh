@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs what Kerf's tests and packaging need on a fresh machine: the pinned Python tools in
-# ./.venv (moto server, cfn-lint, the SAM CLI, cargo-lambda with zig), the arm64 Rust target
-# when the toolchain can download it, and cargo-nextest when it is missing. Safe to run
-# repeatedly.
+# Installs what Kerf's tests and packaging need on a fresh machine, pinned, in ./.venv: the
+# moto server, cfn-lint, the SAM CLI and cargo-lambda (which brings zig); the arm64 Rust target
+# when the toolchain can download it; cargo-nextest when it is missing. Safe to run repeatedly.
+#
+#   scripts/setup.sh           everything (what `make test` runs)
+#   scripts/setup.sh package   only what `make package` needs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,28 +17,42 @@ pip_install() {
   .venv/bin/pip install --quiet --disable-pip-version-check "$@"
 }
 
-if [ ! -x .venv/bin/python ]; then
-  python3 -m venv .venv
+venv() {
+  if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+  fi
+}
+
+sam_cli() {
+  if [ "$(.venv/bin/sam --version 2>/dev/null)" != "SAM CLI, version $SAM_CLI_VERSION" ]; then
+    pip_install "aws-sam-cli==$SAM_CLI_VERSION"
+  fi
+  # The SAM CLI brings a cfn-lint of its own: this pin wins.
+  if [ "$(.venv/bin/cfn-lint --version 2>/dev/null)" != "cfn-lint $CFN_LINT_VERSION" ]; then
+    pip_install "cfn-lint==$CFN_LINT_VERSION"
+  fi
+}
+
+packaging() {
+  if [ "$(.venv/bin/cargo-lambda lambda --version 2>/dev/null | cut -d' ' -f1-2)" != "cargo-lambda $CARGO_LAMBDA_VERSION" ]; then
+    pip_install "cargo-lambda==$CARGO_LAMBDA_VERSION"
+  fi
+  # The functions run on arm64; `make package` builds x86_64 when this target is missing.
+  if ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
+    rustup target add aarch64-unknown-linux-gnu || echo "setup: no arm64 Rust target; make package builds x86_64"
+  fi
+}
+
+venv
+sam_cli
+packaging
+if [ "${1:-}" = "package" ]; then
+  exit 0
 fi
+
 if ! .venv/bin/python -c "import moto, sys; sys.exit(0 if moto.__version__ == '$MOTO_VERSION' else 1)" 2>/dev/null; then
   pip_install "moto[server]==$MOTO_VERSION"
 fi
-if [ "$(.venv/bin/sam --version 2>/dev/null)" != "SAM CLI, version $SAM_CLI_VERSION" ]; then
-  pip_install "aws-sam-cli==$SAM_CLI_VERSION"
-fi
-# After the SAM CLI, which brings a cfn-lint of its own: this pin wins.
-if [ "$(.venv/bin/cfn-lint --version 2>/dev/null)" != "cfn-lint $CFN_LINT_VERSION" ]; then
-  pip_install "cfn-lint==$CFN_LINT_VERSION"
-fi
-if [ "$(.venv/bin/cargo-lambda lambda --version 2>/dev/null)" != "cargo-lambda $CARGO_LAMBDA_VERSION" ]; then
-  pip_install "cargo-lambda==$CARGO_LAMBDA_VERSION"
-fi
-
-# The functions run on arm64 (Graviton); `make package` falls back to x86_64 without it.
-if ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
-  rustup target add aarch64-unknown-linux-gnu || echo "setup: arm64 target unavailable; make package builds x86_64"
-fi
-
 if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install cargo-nextest --locked
 fi
