@@ -142,6 +142,14 @@ fn check_statement(t: &Template, f: &Function, s: &Value) {
                 condition.contains("iam:PassedToService"),
                 "{a}: {condition}"
             );
+        } else if a == "ssm:GetParameter" {
+            let param = crate::secret_parameter(t, "WebhookSecret")["Fn::Sub"].clone();
+            let arn = "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter";
+            let text = format!("{arn}{}", param[0].as_str().unwrap_or_default());
+            let expected = json!({"Fn::Sub": [text, param[1]]});
+            assert_eq!(resources, [expected], "{a}: only the webhook secret");
+        } else if a == "secretsmanager:GetSecretValue" {
+            assert_eq!(resources, [json!({"Ref": "WebhookSecret"})], "{a}");
         } else if service == "sqs" {
             let own = own_queues(t, f);
             assert!(

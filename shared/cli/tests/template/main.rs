@@ -226,6 +226,16 @@ fn every_queue_rule_and_schedule_is_defined_and_wired() {
     }
 }
 
+/// The Parameter Store name that refers to a secret: `/aws/reference/secretsmanager/<name>`,
+/// with the secret's `Name` expression.
+pub fn secret_parameter(t: &Template, secret: &str) -> Value {
+    let name = &t.resource(secret)["Properties"]["Name"]["Fn::Sub"];
+    let Some([Value::String(text), vars]) = name.as_array().map(Vec::as_slice) else {
+        panic!("{secret}: Name is not !Sub [text, vars]");
+    };
+    serde_json::json!({"Fn::Sub": [format!("/aws/reference/secretsmanager/{text}"), vars]})
+}
+
 /// The `KERF_*` variables the configuration reader reads.
 fn variables_read() -> Vec<String> {
     let text = std::fs::read_to_string(root().join("shared/function/src/config.rs")).unwrap();
@@ -265,11 +275,12 @@ fn the_environment_holds_only_variables_the_functions_read() {
             let v = env
                 .get(*k)
                 .unwrap_or_else(|| panic!("{}: {k} unset", f.logical_id));
-            assert!(
-                cfn::references(v).contains(*resource),
-                "{}: {k} = {v}",
-                f.logical_id
-            );
+            if t.resource(resource)["Type"] == "AWS::SecretsManager::Secret" {
+                assert_eq!(*v, secret_parameter(&t, resource), "{}: {k}", f.logical_id);
+            } else {
+                let refs = cfn::references(v);
+                assert!(refs.contains(*resource), "{}: {k} = {v}", f.logical_id);
+            }
         }
         assert_eq!(env["KERF_CLUSTER_NAME"]["Ref"], "ClusterName");
         assert_eq!(env["KERF_NAMESPACE"], kube::NAMESPACE);
