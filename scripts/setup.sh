@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what Kerf's tests and packaging need on a fresh machine, pinned, in ./.venv: the
-# moto server, cfn-lint, the SAM CLI and cargo-lambda (which brings zig); the arm64 Rust target
-# when the toolchain can download it; cargo-nextest when it is missing. Safe to run repeatedly.
+# Installs what Kerf's tests or its packaging need on a fresh machine, pinned, in ./.venv.
+# Safe to run repeatedly.
 #
-#   scripts/setup.sh           everything (what `make test` runs)
-#   scripts/setup.sh package   only what `make package` needs
+#   scripts/setup.sh           the tests (`make test`): the moto server, cfn-lint, the SAM CLI,
+#                              and cargo-nextest when it is missing
+#   scripts/setup.sh package   packaging (`make package`): the SAM CLI, cargo-lambda (which
+#                              brings zig) and the arm64 Rust target when it can be downloaded
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,8 +46,8 @@ packaging() {
 
 venv
 sam_cli
-packaging
 if [ "${1:-}" = "package" ]; then
+  packaging
   exit 0
 fi
 
