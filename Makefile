@@ -17,8 +17,10 @@ fixtures:
 bench:
 	cargo bench -p kerf-cli --bench plan
 
-# Lambda artifacts use the fat-LTO packaging profile.
+# Lambda artifacts use the fat-LTO packaging profile. Its output directory is also where
+# cargo-lambda keeps one directory per binary (make package): those go first.
 lambda:
+	rm -rf $(dir $(wildcard target/lambda/*/bootstrap))
 	cargo build --profile lambda --workspace --bins
 
 # The deployable artifacts: `sam build` of every function (cargo-lambda and zig from .venv,
