@@ -1,5 +1,5 @@
 # Kerf developer entry points. `make test` is what CI runs.
-.PHONY: test plan bench catalog fixtures lambda
+.PHONY: test plan bench catalog fixtures lambda package
 
 test:
 	scripts/test.sh
@@ -17,6 +17,14 @@ fixtures:
 bench:
 	cargo bench -p kerf-cli --bench plan
 
-# Lambda artifacts use the fat-LTO packaging profile.
+# Lambda artifacts use the fat-LTO packaging profile. Its output directory is also where
+# cargo-lambda keeps one directory per binary (make package): those go first.
 lambda:
+	rm -rf $(dir $(wildcard target/lambda/*/bootstrap))
 	cargo build --profile lambda --workspace --bins
+
+# The deployable artifacts: `sam build` of every function (cargo-lambda and zig from .venv,
+# arm64), then each function's zipped size. `sam deploy` uploads .aws-sam/build.
+package:
+	scripts/setup.sh package
+	scripts/package.sh

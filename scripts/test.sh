@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Kerf's whole test suite: installs what it needs, then format, lints, template check and
-# every test in the workspace (engine, catalog, CLI scenarios, API, in-process API server,
-# kube adapter, AWS adapter against moto).
+# Kerf's whole test suite: installs what it needs, then format, lints, template checks and
+# every test in the workspace (engine, catalog, CLI scenarios, the template and RBAC against
+# the code, API, in-process API server, kube adapter, AWS adapter against moto).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +15,9 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 echo "== cfn-lint template.yaml"
 .venv/bin/cfn-lint template.yaml
+
+echo "== sam validate --lint"
+SAM_CLI_TELEMETRY=0 .venv/bin/sam validate --lint --template template.yaml --region us-east-1
 
 echo "== cargo nextest"
 cargo nextest run --workspace --all-features --no-fail-fast

@@ -23,6 +23,8 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// Print the CustomResourceDefinitions Kerf installs (as committed in infra/crds).
     Crds,
+    /// Print the webhook configurations for a deployed stack (for `kubectl apply -f -`).
+    Webhooks(WebhooksArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -67,6 +69,18 @@ pub struct MigrateArgs {
     /// YAML/JSON files, or `-` for stdin.
     #[arg(required = true)]
     pub inputs: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct WebhooksArgs {
+    /// The stack's outputs as JSON (`aws cloudformation describe-stacks --query
+    /// 'Stacks[0].Outputs'`, or the whole describe-stacks document); `-` for stdin.
+    #[arg(long, value_name = "FILE")]
+    pub stack_outputs: String,
+    /// A file holding the webhook's path secret (the WebhookSecretArn secret's value); `-` for
+    /// stdin.
+    #[arg(long, value_name = "FILE")]
+    pub secret_file: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

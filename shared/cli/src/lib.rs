@@ -1,5 +1,6 @@
 //! The `kerf` command line: `plan` (Kerf's decision engine as a dry run), `catalog`, `migrate`
-//! (legacy Karpenter manifests to v1) and `crds`.
+//! (legacy Karpenter manifests to v1), `crds` and `webhooks` (the webhook configurations of a
+//! deployed stack).
 //! Only offline work lives here: no AWS SDK, no Kubernetes client.
 
 pub mod args;
@@ -10,6 +11,7 @@ pub mod input;
 pub mod migrate;
 pub mod snapshot;
 pub mod table;
+pub mod webhooks;
 
 use args::{Cli, Command};
 use commands::Outcome;
@@ -22,6 +24,7 @@ pub fn run(cli: &Cli, now: i64) -> Result<Outcome, CliError> {
         Command::Catalog(a) => commands::catalog(a),
         Command::Migrate(a) => migrate::migrate(a),
         Command::Crds => migrate::crds(),
+        Command::Webhooks(a) => webhooks::webhooks(a),
     }
 }
 pub mod benchdata;
