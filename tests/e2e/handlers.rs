@@ -95,6 +95,27 @@ async fn webhook_fixtures() {
 }
 
 #[tokio::test]
+async fn pod_running_fixture_times_startup_and_queues_nothing() {
+    let w = getting_started().await.unwrap();
+    let ctx = &w.webhook;
+    let before = w.queue.len();
+    let r = webhook::handle(ctx, &w.queue, SECRET, &fixture("webhook-pod-running.json")).await;
+    assert_eq!(answer(&r)["allowed"], true);
+    assert_eq!(
+        w.queue.len(),
+        before,
+        "a running pod is no provisioning request"
+    );
+    let docs = w.logs.entries();
+    let startup: Vec<&Value> = docs
+        .iter()
+        .filter_map(|d| d.get("karpenter_pods_startup_duration_seconds"))
+        .collect();
+    assert_eq!(startup.len(), 1, "one startup observation in {docs:?}");
+    assert!(docs.iter().any(|d| d["_aws"]["CloudWatchMetrics"].is_array()));
+}
+
+#[tokio::test]
 async fn node_create_fixture_registers_with_its_nodeclaim() {
     let w = getting_started().await.unwrap();
     let claims: Api<kerf_api::v1::NodeClaim> = Api::all(w.client.clone());

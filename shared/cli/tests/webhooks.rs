@@ -114,6 +114,7 @@ fn renders_both_configurations_pointing_at_the_secret_url() {
         [
             "validation.kerf.dev",
             "provisioning.kerf.dev",
+            "startup.kerf.dev",
             "initialization.kerf.dev",
             "registration.kerf.dev"
         ]
@@ -178,6 +179,29 @@ fn pod_status_updates_pass_only_when_a_pod_becomes_unschedulable() {
     let running = json!({"metadata": {"name": "p"}, "status": {"phase": "Running",
         "conditions": [{"type": "PodScheduled", "status": "True"}]}});
     assert!(!conditions_pass(w, &running, Some(&unschedulable)));
+}
+
+#[test]
+fn pod_status_updates_are_timed_only_when_a_pod_starts_running() {
+    let all = webhooks(&render("outputs.json"));
+    let w = all
+        .iter()
+        .find(|w| w["name"] == "startup.kerf.dev")
+        .unwrap();
+    let pending = pod_scheduled("True", "");
+    let mut running = pending.clone();
+    running["status"]["phase"] = json!("Running");
+    assert!(conditions_pass(w, &running, Some(&pending)));
+    assert!(
+        !conditions_pass(w, &running, Some(&running)),
+        "a later status update"
+    );
+    assert!(!conditions_pass(w, &pending, Some(&pending)));
+    let fresh = json!({"metadata": {"name": "p"}});
+    assert!(conditions_pass(w, &running, Some(&fresh)));
+    let mut succeeded = running.clone();
+    succeeded["status"]["phase"] = json!("Succeeded");
+    assert!(!conditions_pass(w, &succeeded, Some(&running)));
 }
 
 fn node(labels: Value, ready: &str, taints: Value) -> Value {
@@ -258,7 +282,7 @@ fn run_binary(outputs: &str, secret: &str) -> (i32, String, String) {
 fn the_binary_prints_the_configurations_and_exits_0() {
     let (code, stdout, _) = run_binary(&fixture("outputs.json"), &fixture("secret"));
     assert_eq!(code, 0);
-    assert_eq!(stdout.matches(URL).count(), 4);
+    assert_eq!(stdout.matches(URL).count(), 5);
 }
 
 #[test]

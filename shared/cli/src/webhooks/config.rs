@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | `validation.kerf.dev` | NodePool, NodeClaim, EC2NodeClass CREATE/UPDATE | `Fail` |
 //! | `provisioning.kerf.dev` | `pods/status` UPDATE that makes a pod Unschedulable | `Ignore` |
+//! | `startup.kerf.dev` | `pods/status` UPDATE that makes a pod Running | `Ignore` |
 //! | `initialization.kerf.dev` | `nodes`, `nodes/status` UPDATE of an uninitialized Kerf node that became Ready or lost a taint | `Ignore` |
 //! | `registration.kerf.dev` (mutating) | Node CREATE of a Kerf node | `Ignore` |
 //!
@@ -25,6 +26,11 @@ pub const POD_NEWLY_UNSCHEDULABLE: &str = "!(has(oldObject.status) && \
     has(oldObject.status.conditions) && oldObject.status.conditions.exists(c, \
     c.type == 'PodScheduled' && c.status == 'False' && has(c.reason) && \
     c.reason == 'Unschedulable'))";
+
+/// A pod whose phase is Running now and was not before this update.
+pub const POD_NEWLY_RUNNING: &str = "has(object.status) && has(object.status.phase) && \
+    object.status.phase == 'Running' && !(has(oldObject.status) && \
+    has(oldObject.status.phase) && oldObject.status.phase == 'Running')";
 
 /// A node launched by Kerf (it registers with its NodePool's label).
 pub const KERF_NODE: &str =
@@ -102,6 +108,14 @@ pub fn provisioning(url: &str) -> Value {
     w
 }
 
+/// Pods that have just started running: timed for `karpenter_pods_startup_duration_seconds`.
+pub fn startup(url: &str) -> Value {
+    let mut w = webhook("startup.kerf.dev", url, false, 3, "None");
+    w["rules"] = json!([rule("", &["pods/status"], &["UPDATE"])]);
+    w["matchConditions"] = json!([condition("newly-running", POD_NEWLY_RUNNING)]);
+    w
+}
+
 /// Kerf nodes that may have finished initializing: a hint to the provisioner.
 pub fn initialization(url: &str) -> Value {
     let mut w = webhook("initialization.kerf.dev", url, false, 3, "NoneOnDryRun");
@@ -129,7 +143,8 @@ pub fn configurations(url: &str, cluster: Option<&str>) -> Vec<Value> {
     vec![
         json!({"apiVersion": api_version, "kind": "ValidatingWebhookConfiguration",
                "metadata": metadata(cluster),
-               "webhooks": [validation(url), provisioning(url), initialization(url)]}),
+               "webhooks": [validation(url), provisioning(url), startup(url),
+                            initialization(url)]}),
         json!({"apiVersion": api_version, "kind": "MutatingWebhookConfiguration",
                "metadata": metadata(cluster),
                "webhooks": [registration(url)]}),
