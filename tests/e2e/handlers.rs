@@ -112,7 +112,10 @@ async fn pod_running_fixture_times_startup_and_queues_nothing() {
         .filter_map(|d| d.get("karpenter_pods_startup_duration_seconds"))
         .collect();
     assert_eq!(startup.len(), 1, "one startup observation in {docs:?}");
-    assert!(docs.iter().any(|d| d["_aws"]["CloudWatchMetrics"].is_array()));
+    assert!(
+        docs.iter()
+            .any(|d| d["_aws"]["CloudWatchMetrics"].is_array())
+    );
 }
 
 #[tokio::test]

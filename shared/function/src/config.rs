@@ -14,6 +14,7 @@
 //! | `KERF_KUBE_ENDPOINT`, `KERF_KUBE_CA_DATA`, `KERF_KUBE_TOKEN` | a fixed API server instead of EKS discovery (local runs) |
 //! | `KERF_CLUSTER_ENDPOINT`, `KERF_CLUSTER_CA_DATA`, `KERF_KUBERNETES_VERSION` | the join facts instead of DescribeCluster |
 //! | `KERF_INSTANCE_TYPES` | comma-separated types to restrict discovery to (tests) |
+//! | `KERF_FEATURE_GATES` | Karpenter's gates as `Name=true\|false,…`: `SpotToSpotConsolidation`, `RebalanceReplacement` (both off by default) |
 
 use std::collections::BTreeMap;
 
@@ -41,6 +42,46 @@ pub enum KubeSource {
     },
 }
 
+/// Karpenter's feature gates Kerf honours.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FeatureGates {
+    /// Consolidate spot nodes onto cheaper spot nodes.
+    pub spot_to_spot_consolidation: bool,
+    /// Replace a spot node when EC2 recommends rebalancing.
+    pub rebalance_replacement: bool,
+}
+
+impl FeatureGates {
+    /// Parses `Name=true,Name=false` (Karpenter's `--feature-gates` syntax).
+    pub fn parse(text: &str) -> Result<FeatureGates, ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            name: "KERF_FEATURE_GATES",
+            message,
+        };
+        let mut gates = FeatureGates::default();
+        for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| invalid(format!("{item:?} is not Name=true|false")))?;
+            let on = match value.trim() {
+                "true" => true,
+                "false" => false,
+                v => return Err(invalid(format!("{name}: {v:?} is not true or false"))),
+            };
+            match name.trim() {
+                "SpotToSpotConsolidation" => gates.spot_to_spot_consolidation = on,
+                "RebalanceReplacement" => gates.rebalance_replacement = on,
+                other => {
+                    return Err(invalid(format!(
+                        "unknown gate {other:?} (known: SpotToSpotConsolidation, RebalanceReplacement)"
+                    )));
+                }
+            }
+        }
+        Ok(gates)
+    }
+}
+
 /// Everything read from the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -56,6 +97,7 @@ pub struct Config {
     /// (endpoint, CA data, Kubernetes version) when given instead of DescribeCluster.
     pub cluster_info: Option<(String, String, String)>,
     pub instance_types: Vec<String>,
+    pub feature_gates: FeatureGates,
 }
 
 impl Config {
@@ -88,7 +130,12 @@ impl Config {
             (Some(e), Some(ver)) => Some((e, get("KERF_CLUSTER_CA_DATA").unwrap_or_default(), ver)),
             _ => None,
         };
+        let feature_gates = match get("KERF_FEATURE_GATES") {
+            Some(text) => FeatureGates::parse(&text)?,
+            None => FeatureGates::default(),
+        };
         Ok(Config {
+            feature_gates,
             cluster_name: required("KERF_CLUSTER_NAME")?,
             region: get("AWS_REGION")
                 .or_else(|| get("AWS_DEFAULT_REGION"))
@@ -175,5 +222,43 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn feature_gates_parse_as_karpenter_writes_them() {
+        let c = Config::from_vars(&vars(&[
+            ("KERF_CLUSTER_NAME", "demo"),
+            ("AWS_REGION", "us-west-2"),
+            (
+                "KERF_FEATURE_GATES",
+                "SpotToSpotConsolidation=true,RebalanceReplacement=false",
+            ),
+        ]))
+        .unwrap();
+        assert_eq!(
+            c.feature_gates,
+            FeatureGates {
+                spot_to_spot_consolidation: true,
+                rebalance_replacement: false
+            }
+        );
+        let off = FeatureGates::parse("").unwrap();
+        assert_eq!(off, FeatureGates::default());
+        let on = FeatureGates::parse(" RebalanceReplacement=true ").unwrap();
+        assert!(on.rebalance_replacement && !on.spot_to_spot_consolidation);
+        for (bad, part) in [
+            (
+                "SpotToSpotConsolidation=yes",
+                "\"yes\" is not true or false",
+            ),
+            ("Drift=true", "unknown gate \"Drift\""),
+            ("SpotToSpotConsolidation", "is not Name=true|false"),
+        ] {
+            let e = FeatureGates::parse(bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with("KERF_FEATURE_GATES: ") && e.contains(part),
+                "{e}"
+            );
+        }
     }
 }

@@ -94,10 +94,7 @@ pub const FUNCTIONS: &[Function] = &[
 
 /// Variables the template sets ahead of the code that will read them. Each must not be read
 /// yet (then it leaves this list).
-pub const PENDING_ENV: &[&str] = &[
-    // SpotToSpotConsolidation (disruption) and RebalanceReplacement (interruption).
-    "KERF_FEATURE_GATES",
-];
+pub const PENDING_ENV: &[&str] = &[];
 
 /// Actions an operation needs besides its own: CreateFleet launches the instances of its
 /// launch templates, tags what it creates and passes the node role; CreateLaunchTemplate tags
