@@ -1,5 +1,6 @@
 //! A moto account seeded as the getting-started cluster's: subnets and a security group
-//! tagged for discovery, EKS AMI parameters, the webhook secret, the provisioning queue.
+//! tagged for discovery, EKS AMI parameters, the webhook secret, the provisioning and
+//! termination queues.
 
 use aws_sdk_ec2::types::Tag;
 use kerf_aws::{AwsSettings, Clients};
@@ -22,6 +23,7 @@ pub const K8S: &str = "1.31";
 pub struct Account {
     pub clients: Clients,
     pub queue_url: String,
+    pub termination_queue_url: String,
     pub endpoint: String,
 }
 
@@ -86,15 +88,20 @@ pub async fn seed(url: &str) -> Account {
             .await
             .expect("parameter");
     }
-    let q = c
-        .sqs
-        .create_queue()
-        .queue_name("kerf-provisioning")
-        .send()
-        .await
-        .expect("queue");
+    let mut urls = Vec::new();
+    for name in ["kerf-provisioning", "kerf-termination"] {
+        let q = c
+            .sqs
+            .create_queue()
+            .queue_name(name)
+            .send()
+            .await
+            .expect("queue");
+        urls.push(q.queue_url().unwrap_or_default().to_string());
+    }
     Account {
-        queue_url: q.queue_url().unwrap_or_default().to_string(),
+        termination_queue_url: urls.pop().unwrap_or_default(),
+        queue_url: urls.pop().unwrap_or_default(),
         clients: c,
         endpoint: url.to_string(),
     }
@@ -112,6 +119,10 @@ impl Account {
             ("AWS_ENDPOINT_URL", self.endpoint.clone()),
             ("KERF_KUBE_ENDPOINT", kube.into()),
             ("KERF_PROVISIONING_QUEUE_URL", self.queue_url.clone()),
+            (
+                "KERF_TERMINATION_QUEUE_URL",
+                self.termination_queue_url.clone(),
+            ),
             ("KERF_WEBHOOK_SECRET_PARAMETER", SECRET_PARAMETER.into()),
             ("KERF_SSM_ROOT", SSM_ROOT.into()),
             (
@@ -132,20 +143,28 @@ impl Account {
 
     /// Messages waiting on the provisioning queue.
     pub async fn queued(&self) -> usize {
+        self.queued_on(&self.queue_url).await
+    }
+
+    /// Messages waiting on the queue at `url` (visible or delayed).
+    pub async fn queued_on(&self, url: &str) -> usize {
+        use aws_sdk_sqs::types::QueueAttributeName as A;
         let out = self
             .clients
             .sqs
             .get_queue_attributes()
-            .queue_url(&self.queue_url)
-            .attribute_names(aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages)
+            .queue_url(url)
+            .attribute_names(A::ApproximateNumberOfMessages)
+            .attribute_names(A::ApproximateNumberOfMessagesDelayed)
             .send()
             .await
             .expect("queue attributes");
-        out.attributes()
-            .and_then(|a| {
-                a.get(&aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages)
-            })
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
+        let n = |k: A| {
+            out.attributes()
+                .and_then(|a| a.get(&k))
+                .and_then(|n| n.parse::<usize>().ok())
+                .unwrap_or(0)
+        };
+        n(A::ApproximateNumberOfMessages) + n(A::ApproximateNumberOfMessagesDelayed)
     }
 }

@@ -7,6 +7,7 @@
 //! | `AWS_REGION` | the region (Lambda sets it) |
 //! | `KERF_NAMESPACE` | namespace of Kerf's Lease and cache ConfigMap (default `kerf`) |
 //! | `KERF_PROVISIONING_QUEUE_URL` | the provisioning queue (webhook, provisioner) |
+//! | `KERF_TERMINATION_QUEUE_URL` | the termination queue (termination, disruption) |
 //! | `KERF_EVENT_BUS` | EventBridge bus for decision events (default bus when unset) |
 //! | `KERF_WEBHOOK_SECRET_PARAMETER` | SSM SecureString holding the webhook's path secret |
 //! | `KERF_LOG_LEVEL` / `AWS_LAMBDA_LOG_LEVEL` | `debug`, `info` (default), `warn`, `error` |
@@ -89,6 +90,7 @@ pub struct Config {
     pub region: String,
     pub namespace: String,
     pub provisioning_queue_url: Option<String>,
+    pub termination_queue_url: Option<String>,
     pub event_bus: Option<String>,
     pub webhook_secret_parameter: Option<String>,
     pub log_level: Level,
@@ -142,6 +144,7 @@ impl Config {
                 .ok_or(ConfigError::Missing("AWS_REGION"))?,
             namespace: get("KERF_NAMESPACE").unwrap_or_else(|| "kerf".into()),
             provisioning_queue_url: get("KERF_PROVISIONING_QUEUE_URL"),
+            termination_queue_url: get("KERF_TERMINATION_QUEUE_URL"),
             event_bus: get("KERF_EVENT_BUS"),
             webhook_secret_parameter: get("KERF_WEBHOOK_SECRET_PARAMETER"),
             log_level,
@@ -157,6 +160,13 @@ impl Config {
                 })
                 .unwrap_or_default(),
         })
+    }
+
+    /// The termination queue URL, required by the functions that send to it.
+    pub fn termination_queue_url(&self) -> Result<&str, ConfigError> {
+        self.termination_queue_url
+            .as_deref()
+            .ok_or(ConfigError::Missing("KERF_TERMINATION_QUEUE_URL"))
     }
 
     /// The provisioning queue URL, required by the functions that send to it.

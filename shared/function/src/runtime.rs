@@ -156,6 +156,14 @@ impl Runtime {
         ))
     }
 
+    /// The termination queue.
+    pub fn termination_queue(&self) -> Result<kerf_aws::queue::SqsQueue, ConfigError> {
+        Ok(kerf_aws::queue::SqsQueue::new(
+            self.clients.sqs.clone(),
+            self.config.termination_queue_url()?,
+        ))
+    }
+
     /// The webhook's path secret, read from SSM (decrypted) once per container.
     pub async fn webhook_secret(&self) -> Result<String, StartError> {
         let name = self

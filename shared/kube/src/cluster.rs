@@ -65,21 +65,20 @@ fn port<T>(r: Result<T, ClusterError>) -> Result<T, ClusterError> {
 }
 
 /// A merge patch on a cluster-scoped object.
-async fn merge<K>(client: &Client, name: &str, patch: &serde_json::Value) -> Result<K, ClusterError>
+async fn merge<K>(api: Api<K>, name: &str, patch: &serde_json::Value) -> Result<K, ClusterError>
 where
     K: kube::Resource<Scope = kube::core::ClusterResourceScope, DynamicType = ()>
         + Clone
         + serde::de::DeserializeOwned
         + std::fmt::Debug,
 {
-    Api::<K>::all(client.clone())
-        .patch(
-            name,
-            &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(patch),
-        )
-        .await
-        .kube()
+    api.patch(
+        name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(patch),
+    )
+    .await
+    .kube()
 }
 
 impl Cluster for KubeCluster {
@@ -159,7 +158,7 @@ impl Cluster for KubeCluster {
             })
             .collect();
         let patch = serde_json::json!({"metadata": {"annotations": values}});
-        merge::<NodeClaim>(&self.client, name, &patch).await
+        merge(Api::<NodeClaim>::all(self.client.clone()), name, &patch).await
     }
 
     async fn label_node(
@@ -168,7 +167,7 @@ impl Cluster for KubeCluster {
         labels: &BTreeMap<String, String>,
     ) -> Result<Node, ClusterError> {
         let patch = serde_json::json!({"metadata": {"labels": labels}});
-        merge::<Node>(&self.client, name, &patch).await
+        merge(Api::<Node>::all(self.client.clone()), name, &patch).await
     }
 
     async fn create_node_claim(

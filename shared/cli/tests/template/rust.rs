@@ -73,6 +73,9 @@ pub struct Index {
     pub structs: BTreeMap<String, StructDef>,
     pub aliases: BTreeMap<String, Ty>,
     pub types: BTreeSet<String>,
+    /// Every module's imports by their path through it (`krate::module::name` → full path),
+    /// so a call through a re-export (`pub use act::launch;`) finds its function.
+    pub reexports: BTreeMap<Vec<String>, Vec<String>>,
 }
 
 fn is_test_only(attrs: &[syn::Attribute]) -> bool {
@@ -327,10 +330,12 @@ impl Index {
             }
             UseTree::Name(n) => {
                 let full = join(&n.ident.to_string());
+                self.reexport(cx, &n.ident.to_string(), &full);
                 self.scopes[cx.scope].uses.insert(n.ident.to_string(), full);
             }
             UseTree::Rename(r) => {
                 let full = join(&r.ident.to_string());
+                self.reexport(cx, &r.rename.to_string(), &full);
                 self.scopes[cx.scope]
                     .uses
                     .insert(r.rename.to_string(), full);
@@ -345,6 +350,25 @@ impl Index {
                 }
             }
         }
+    }
+
+    fn reexport(&mut self, cx: &Ctx<'_>, local: &str, full: &[String]) {
+        let mut through: Vec<String> = std::iter::once(cx.krate.to_string())
+            .chain(cx.module.iter().cloned())
+            .collect();
+        through.push(local.to_string());
+        self.reexports.insert(through, full.to_vec());
+    }
+
+    /// `full` with a leading re-exported path replaced by what it re-exports (once per
+    /// re-export followed), or `None` when no prefix of it is one.
+    pub fn through_reexport(&self, full: &[String]) -> Option<Vec<String>> {
+        (1..=full.len()).rev().find_map(|n| {
+            let target = self.reexports.get(&full[..n])?;
+            let mut out = target.clone();
+            out.extend(full[n..].iter().cloned());
+            (out != full).then_some(out)
+        })
     }
 
     /// `crate::`, `super::` and `self::` made absolute.

@@ -59,7 +59,6 @@ pub const FUNCTIONS: &[Function] = &[
         env: &[("KERF_PROVISIONING_QUEUE_URL", "ProvisioningQueue")],
         serialized: true,
     },
-    // Not written yet: their queues exist in the template already.
     Function {
         dir: "functions/termination",
         binary: "kerf-termination",
@@ -67,9 +66,10 @@ pub const FUNCTIONS: &[Function] = &[
         group: "kerf:termination",
         rbac: "infra/rbac/termination.yaml",
         triggers: &[Trigger::Queue("TerminationQueue")],
-        env: &[],
+        env: &[("KERF_TERMINATION_QUEUE_URL", "TerminationQueue")],
         serialized: false,
     },
+    // Not written yet: its queue exists in the template already.
     Function {
         dir: "functions/interruption",
         binary: "kerf-interruption",
@@ -87,7 +87,7 @@ pub const FUNCTIONS: &[Function] = &[
         group: "kerf:disruption",
         rbac: "infra/rbac/disruption.yaml",
         triggers: &[Trigger::Schedule("DisruptionSchedule")],
-        env: &[],
+        env: &[("KERF_TERMINATION_QUEUE_URL", "TerminationQueue")],
         serialized: true,
     },
 ];

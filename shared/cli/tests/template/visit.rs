@@ -131,10 +131,25 @@ impl<'a> Visitor<'a> {
                 .map(|(i, _)| i)
                 .collect();
         }
-        let full = self.expand(segs);
-        all.filter(|(_, f)| f.matches(&full))
-            .map(|(i, _)| i)
-            .collect()
+        let mut full = self.expand(segs);
+        for _ in 0..4 {
+            let found: Vec<usize> = self
+                .index
+                .fns
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.matches(&full))
+                .map(|(i, _)| i)
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+            match self.index.through_reexport(&full) {
+                Some(next) => full = next,
+                None => break,
+            }
+        }
+        Vec::new()
     }
 
     fn callee(&self, f: usize, args: &[&Expr], self_arg: bool) -> Node {

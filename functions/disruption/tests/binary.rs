@@ -1,0 +1,166 @@
+//! The real disruption binary against moto through kerf-aws: started as a process on a local
+//! Lambda Runtime API and fed the scheduled event from `events/`, one sweep resolves the
+//! EC2NodeClass's status from EC2 and SSM (subnets, security groups, AMIs, `Ready`), stamps
+//! Kerf's hashes on a NodeClaim that has none and marks a NodeClaim whose NodePool changed
+//! `Drifted`, and records the first command (an empty node) for a later sweep to confirm. A
+//! feature gate that does not exist stops the start with its variable named.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
+use std::path::Path;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Node;
+use kerf_api::v1::{EC2NodeClass, NodeClaim};
+use kerf_e2e::account;
+use kerf_e2e::lambda::{Function, RuntimeApi};
+use kerf_e2e::world::{condition, getting_started, read};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn fixture(name: &str) -> Value {
+    serde_json::from_str(&read(&format!("events/{name}"))).unwrap()
+}
+
+/// An initialized NodeClaim of the default pool with `annotations`.
+async fn claim(client: &kube::Client, name: &str, annotations: Value) {
+    let claims: Api<NodeClaim> = Api::all(client.clone());
+    let c: NodeClaim = serde_json::from_value(json!({"apiVersion": "karpenter.sh/v1",
+        "kind": "NodeClaim", "metadata": {"name": name, "annotations": annotations,
+            "labels": {"karpenter.sh/nodepool": "default", "karpenter.sh/capacity-type": "on-demand",
+                "node.kubernetes.io/instance-type": "m5.large", "topology.kubernetes.io/zone": "us-west-2a",
+                "karpenter.k8s.aws/instance-category": "m", "karpenter.k8s.aws/instance-generation": "5",
+                "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"}},
+        "spec": {"requirements": [{"key": "karpenter.sh/nodepool", "operator": "In", "values": ["default"]}],
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}))
+    .unwrap();
+    claims.create(&PostParams::default(), &c).await.unwrap();
+    let t = "2026-11-24T02:00:00Z";
+    let conds: Vec<Value> = ["Launched", "Registered", "Initialized"]
+        .iter()
+        .map(|c| json!({"type": c, "status": "True", "reason": c, "message": "", "lastTransitionTime": t}))
+        .collect();
+    let status = json!({"status": {"providerID": format!("aws:///us-west-2a/i-{name}"),
+        "conditions": conds}});
+    claims
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    let nodes: Api<Node> = Api::all(client.clone());
+    let node: Node = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": format!("ip-{name}"), "labels": {"karpenter.sh/nodepool": "default",
+            "karpenter.sh/registered": "true", "karpenter.sh/initialized": "true",
+            "karpenter.sh/capacity-type": "on-demand", "node.kubernetes.io/instance-type": "m5.large",
+            "topology.kubernetes.io/zone": "us-west-2a", "kubernetes.io/arch": "amd64",
+            "kubernetes.io/os": "linux"}, "finalizers": ["karpenter.sh/termination"]},
+        "spec": {"providerID": format!("aws:///us-west-2a/i-{name}")},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}],
+            "allocatable": {"cpu": "1930m", "memory": "7134Mi", "pods": "29"}}}))
+    .unwrap();
+    nodes.create(&PostParams::default(), &node).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_sweeps_node_classes_and_drift_through_ec2_on_moto() {
+    let (_guard, moto) = kerf_e2e::moto::fresh().await;
+    let acct = account::seed(&moto.url).await;
+    let w = getting_started().await.unwrap();
+    claim(&w.client, "default-unstamped", json!({})).await;
+    let stale = json!({"karpenter.sh/nodepool-hash": "0000000000000000",
+        "karpenter.sh/nodepool-hash-version": kerf_labels::KERF_NODEPOOL_HASH_VERSION});
+    claim(&w.client, "default-stale", stale).await;
+
+    let api = RuntimeApi::start().await;
+    let log = std::env::temp_dir().join(format!("kerf-disruption-{}.log", std::process::id()));
+    let _f = Function::start(
+        Path::new(env!("CARGO_BIN_EXE_kerf-disruption")),
+        &api,
+        &acct.env(w.sim.url()),
+        Some(&log),
+    );
+    let out = api.invoke(fixture("scheduled-event.json"), LIMIT).await;
+    let logs = std::fs::read_to_string(&log).unwrap_or_default();
+    let out = out.unwrap_or_else(|e| panic!("{e}\nlogs:\n{logs}"));
+    assert_eq!(out["status"], "ok", "{out}\nlogs:\n{logs}");
+    assert_eq!(out["drifted"], 1, "{out}\nlogs:\n{logs}");
+    // Both nodes are empty; the pool's budget (10% of 2, rounded up) allows one at a time,
+    // recorded now and started by a sweep at least 15 s later.
+    assert_eq!(out["recorded"].as_array().map(Vec::len), Some(1), "{out}");
+    assert_eq!(out["started"], json!([]), "{out}");
+
+    let classes: Api<EC2NodeClass> = Api::all(w.client.clone());
+    let class = serde_json::to_value(classes.get("default").await.unwrap()).unwrap();
+    let status = &class["status"];
+    assert_eq!(
+        status["subnets"].as_array().map(Vec::len),
+        Some(3),
+        "{status}"
+    );
+    assert_eq!(
+        status["securityGroups"].as_array().map(Vec::len),
+        Some(1),
+        "{status}"
+    );
+    assert_eq!(status["amis"][0]["id"], account::EKS_AMI, "{status}");
+    let ready = status["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .cloned();
+    assert_eq!(
+        ready.map(|c| c["status"].clone()),
+        Some(json!("True")),
+        "{status}"
+    );
+
+    let claims: Api<NodeClaim> = Api::all(w.client.clone());
+    let stamped = claims.get("default-unstamped").await.unwrap();
+    let a = stamped.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(
+        a.get(kerf_labels::NODEPOOL_HASH_VERSION)
+            .map(String::as_str),
+        Some(kerf_labels::KERF_NODEPOOL_HASH_VERSION)
+    );
+    assert!(a.contains_key(kerf_labels::aws::EC2NODECLASS_HASH));
+    assert!(
+        !condition(&stamped, "Drifted"),
+        "a freshly stamped claim has not drifted"
+    );
+    let drifted = claims.get("default-stale").await.unwrap();
+    assert!(condition(&drifted, "Drifted"), "logs:\n{logs}");
+    assert!(logs.contains("marked nodeclaim as drifted"), "{logs}");
+}
+
+#[test]
+fn an_unknown_feature_gate_stops_the_start_naming_the_variable() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let api = rt.block_on(RuntimeApi::start());
+    let env = [
+        ("KERF_CLUSTER_NAME", "demo".to_string()),
+        ("AWS_REGION", "us-west-2".to_string()),
+        (
+            "KERF_TERMINATION_QUEUE_URL",
+            "http://127.0.0.1:9/q".to_string(),
+        ),
+        ("KERF_KUBE_ENDPOINT", "http://127.0.0.1:9".to_string()),
+        ("KERF_FEATURE_GATES", "SpotToSpot=true".to_string()),
+    ];
+    let log =
+        std::env::temp_dir().join(format!("kerf-disruption-start-{}.log", std::process::id()));
+    let mut f = Function::start(
+        Path::new(env!("CARGO_BIN_EXE_kerf-disruption")),
+        &api,
+        &env,
+        Some(&log),
+    );
+    let status = f.wait_exit(LIMIT).expect("the function exits");
+    assert!(!status.success());
+    let out = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        out.contains("KERF_FEATURE_GATES: unknown gate \"SpotToSpot\""),
+        "{out}"
+    );
+}

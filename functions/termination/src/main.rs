@@ -1,0 +1,19 @@
+//! The termination function: SQS batches of NodeClaims to drain and terminate (see
+//! `handler.rs`).
+
+mod handler;
+
+use lambda_runtime::{Error, LambdaEvent, run, service_fn, tracing};
+use serde_json::Value;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    tracing::init_default_subscriber();
+    let rt = kerf_function::Runtime::from_env().await?;
+    let queue = rt.termination_queue()?;
+    let (rt, queue) = (&rt, &queue);
+    run(service_fn(move |ev: LambdaEvent<Value>| async move {
+        handler::handle(rt, queue, ev.payload).await
+    }))
+    .await
+}
