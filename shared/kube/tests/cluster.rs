@@ -51,6 +51,9 @@ async fn snapshot_reads_every_collection() {
         )
         .await
         .unwrap();
+    sim.seed(json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "team-a", "labels": {"team": "a"}}}))
+        .unwrap();
     let before = sim.requests().len();
     let snap = kc.snapshot().await.unwrap();
     let requests = sim.requests().len() - before;
@@ -71,10 +74,16 @@ async fn snapshot_reads_every_collection() {
         ),
         (1, 1, 1)
     );
+    assert!(
+        snap.namespaces
+            .iter()
+            .any(|n| n.metadata.name.as_deref() == Some("team-a")),
+        "namespaces are read for namespaceSelectors"
+    );
     assert_eq!(
         requests,
-        3 + 6,
-        "pods take 3 pages of 500, the rest one page each"
+        3 + 7,
+        "pods take 3 pages of 500, the other seven collections one page each"
     );
     assert!(snap.resource_versions.values().all(|rv| !rv.is_empty()));
 }
