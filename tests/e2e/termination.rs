@@ -1,8 +1,9 @@
 //! Termination end to end in simulated time: a NodeClaim running the `inflate` pods is
 //! deleted; the termination function taints and drains its node through the Eviction API
 //! (a PodDisruptionBudget lets one pod go at a time), the evicted pods get capacity again,
-//! the instance is terminated, and the Node and NodeClaim go. Redelivered messages and a
-//! crash after any external call change nothing.
+//! the instance is terminated, and the Node and NodeClaim go. A deleted Node takes its
+//! NodeClaim down the same way. Redelivered messages and a crash after any external call
+//! change nothing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
@@ -140,6 +141,52 @@ async fn a_deleted_nodeclaim_is_drained_respecting_its_pdb_then_terminated() {
         "{:?}",
         violations(&w).await
     );
+}
+
+#[tokio::test]
+async fn a_deleted_node_takes_its_nodeclaim_and_instance_down_without_breaking_the_pdb() {
+    let (mut w, name) = running_cluster().await;
+    let instance = w.cloud.instances()[0].info.id.clone();
+    let node = claims(&w.client).await[0]
+        .status
+        .clone()
+        .unwrap()
+        .node_name
+        .unwrap();
+    // `kubectl delete node`: the termination finalizer holds the Node; the next disruption
+    // sweep deletes its NodeClaim and queues the termination.
+    Api::<k8s_openapi::api::core::v1::Node>::all(w.client.clone())
+        .delete(&node, &DeleteParams::default())
+        .await
+        .unwrap();
+    assert!(
+        until_gone(&mut w, &name, SignedDuration::from_mins(10)).await,
+        "{:?}",
+        w.logs.lines().iter().rev().take(20).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        w.logs
+            .with_message("deleted nodeclaim of a deleting node")
+            .len(),
+        1
+    );
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
+    assert!(
+        nodes(&w.client)
+            .await
+            .iter()
+            .all(|n| n.metadata.name.as_deref() != Some(&node))
+    );
+    let old = w
+        .cloud
+        .instances()
+        .into_iter()
+        .find(|i| i.info.id == instance);
+    assert_eq!(old.unwrap().info.state, "terminated");
 }
 
 #[tokio::test]

@@ -28,6 +28,8 @@ pub mod names {
     pub const NODECLAIMS_DISRUPTED: &str = "karpenter_nodeclaims_disrupted_total";
     pub const DISRUPTION_DECISIONS: &str = "karpenter_voluntary_disruption_decisions_total";
     pub const ALLOWED_DISRUPTIONS: &str = "karpenter_nodepools_allowed_disruptions";
+    /// Hourly price of each NodePool's live NodeClaims (Kerf's own: no Karpenter metric says it).
+    pub const NODEPOOL_COST_PER_HOUR: &str = "kerf_nodepool_cost_per_hour";
 }
 
 /// EMF units.

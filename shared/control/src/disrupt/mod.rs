@@ -12,6 +12,7 @@
 //! 6. tell: `DisruptionBlocked` / `Unconsolidatable` Events with the engine's reasons, the
 //!    allowed disruptions per NodePool and reason.
 
+pub mod cost;
 pub mod execute;
 pub mod progress;
 pub mod record;
@@ -73,6 +74,7 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     mark_drifted(ctx, &view, &plan, &mut report).await?;
     decide(ctx, termination, &view, &plan, &mut report).await?;
     tell(ctx, &view, &plan).await;
+    cost::record(ctx, &view);
     report.skipped = plan.skipped.len();
     Ok(report)
 }

@@ -5,6 +5,8 @@
 //!   `DisruptionReason` cleared, the record removed (the replacements stay, as Karpenter's do);
 //! - a `karpenter.sh/disrupted` taint left by a sweep that died before recording its command
 //!   is removed, as Karpenter removes stale taints at every pass;
+//! - a Node being deleted (`kubectl delete node`) has its NodeClaim deleted, as Karpenter's
+//!   node finalizer does: the NodeClaim is the one thing termination takes down;
 //! - a NodeClaim being deleted gets its termination queued (again, if nothing moved it for
 //!   [`REQUEUE_TERMINATION_AFTER`]: a lost message must not strand a node).
 
@@ -190,7 +192,43 @@ pub async fn untaint_stale<C: Cluster, K: Cloud, P: Publisher>(
     Ok(())
 }
 
-/// Queues the termination of deleting NodeClaims no sweep queued recently.
+/// Deletes the live NodeClaims of Nodes being deleted; their names.
+pub async fn follow_node_deletions<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    view: &View,
+) -> Result<Vec<String>, ControlError> {
+    let mut deleted = Vec::new();
+    for n in view.snap.nodes.iter().filter(|n| {
+        n.metadata.deletion_timestamp.is_some()
+            && n.metadata
+                .finalizers
+                .iter()
+                .flatten()
+                .any(|f| f == TERMINATION_FINALIZER)
+    }) {
+        let name = n.metadata.name.as_deref().unwrap_or_default();
+        let pid = n.spec.as_ref().and_then(|s| s.provider_id.as_deref());
+        let Some(c) = view.snap.node_claims.iter().find(|c| {
+            c.metadata.deletion_timestamp.is_none()
+                && (claim::status(c).node_name.as_deref() == Some(name)
+                    || (pid.is_some() && claim::provider_id(c) == pid))
+        }) else {
+            continue;
+        };
+        let claim_name = claim::name(c).to_string();
+        ctx.cluster.delete_node_claim(&claim_name, None).await?;
+        ctx.log.info(
+            DISRUPTION,
+            "deleted nodeclaim of a deleting node",
+            json!({"NodeClaim": obj(&claim_name), "Node": obj(name)}),
+        );
+        deleted.push(claim_name);
+    }
+    Ok(deleted)
+}
+
+/// Queues the termination of deleting NodeClaims no sweep queued recently (and of those whose
+/// Node is being deleted, deleting them first).
 pub async fn queue_terminations<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     termination: &Q,
@@ -198,6 +236,12 @@ pub async fn queue_terminations<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     out: &mut Progress,
 ) -> Result<(), ControlError> {
     let now = ctx.now();
+    for name in follow_node_deletions(ctx, view).await? {
+        crate::handlers::termination::enqueue(termination, &name, 0).await?;
+        let a = BTreeMap::from([(TERMINATION_QUEUED.to_string(), claim::rfc3339(now))]);
+        ctx.cluster.annotate_node_claim(&name, &a).await?;
+        out.terminations_queued.push(name);
+    }
     for c in view
         .snap
         .node_claims
