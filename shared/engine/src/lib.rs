@@ -45,10 +45,15 @@ use crate::scheduler::Run;
 
 /// Plans capacity for the snapshot's pending pods.
 pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
+    let taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
+    provision_with(snap, opts, &taken)
+}
+
+/// [`provision`] naming new NodeClaims apart from `taken`.
+pub(crate) fn provision_with(snap: &Snapshot, opts: &Options, taken: &FxHashSet<String>) -> Plan {
     let ix = resource_index(snap);
     let (pending, rejected) = classify(snap);
     let rejected_count = rejected.len();
-    let taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
     // Karpenter's sizing first. Claims sized for their largest option can exhaust NodePool
     // limits early, so when pods are left over, sizing for the most cost-efficient type is
     // tried too and the run placing more pods wins (its starting state is rebuilt rather
@@ -72,7 +77,7 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
     if opts.optimize_cost {
         repack::repack(&mut best.0, opts.max_instance_types);
     }
-    let mut plan = finalize::plan(&best.0, &ix, opts.max_instance_types, opts.seed, &taken);
+    let mut plan = finalize::plan(&best.0, &ix, opts.max_instance_types, opts.seed, taken);
     plan.unschedulable.extend(rejected);
     plan.nominations.sort_by(|a, b| a.pod.cmp(&b.pod));
     plan.unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));

@@ -210,6 +210,15 @@ fn count_bound(snap: &Snapshot, topo: &mut Topology, slots: &mut [Slot], known: 
         .iter()
         .map(|n| (n.name.as_str(), &n.labels))
         .collect();
+    // Owned keys: `slots` is borrowed mutably below.
+    let slot_of: rustc_hash::FxHashMap<String, usize> = slots
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match &s.kind {
+            SlotKind::Node(n) => Some((n.clone(), i)),
+            _ => None,
+        })
+        .collect();
     for pod in snap
         .pods
         .iter()
@@ -219,9 +228,7 @@ fn count_bound(snap: &Snapshot, topo: &mut Topology, slots: &mut [Slot], known: 
         let Some(labels) = node_labels.get(node) else {
             continue;
         };
-        let slot = slots
-            .iter()
-            .position(|s| s.kind == SlotKind::Node(node.to_string()));
+        let slot = slot_of.get(node).copied();
         for t in &pod.spec.anti_affinity {
             let g = topo.register(
                 Kind::AntiAffinity,

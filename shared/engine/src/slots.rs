@@ -143,7 +143,20 @@ pub fn existing(snap: &Snapshot, ix: &ResIndex, pools: &[PoolCtx<'_>]) -> Vec<Sl
             .cmp(&initialized(a))
             .then(a.name.cmp(&b.name))
     });
-    let mut slots: Vec<Slot> = nodes.into_iter().map(|n| node_slot(snap, n, ix)).collect();
+    let mut bound: rustc_hash::FxHashMap<&str, Vec<&Pod>> = rustc_hash::FxHashMap::default();
+    for p in snap
+        .pods
+        .iter()
+        .filter(|p| !p.is_terminal() && !p.terminating)
+    {
+        if let Some(n) = p.node_name.as_deref() {
+            bound.entry(n).or_default().push(p);
+        }
+    }
+    let mut slots: Vec<Slot> = nodes
+        .into_iter()
+        .map(|n| node_slot(snap, n, bound.get(n.name.as_str()).map_or(&[], |v| v), ix))
+        .collect();
     let node_names: Vec<&str> = snap.nodes.iter().map(|n| n.name.as_str()).collect();
     let mut claims: Vec<&NodeClaim> = snap
         .node_claims
@@ -171,7 +184,8 @@ fn initialized(n: &Node) -> bool {
             .is_some_and(|v| v == "true")
 }
 
-fn node_slot(snap: &Snapshot, n: &Node, ix: &ResIndex) -> Slot {
+/// A slot for node `n`, with `bound` the live pods bound to it.
+fn node_slot(snap: &Snapshot, n: &Node, bound: &[&Pod], ix: &ResIndex) -> Slot {
     let mut taints: Vec<Taint> = n.taints.clone();
     if !initialized(n) {
         let startup: Vec<&Taint> = snap
@@ -194,14 +208,9 @@ fn node_slot(snap: &Snapshot, n: &Node, ix: &ResIndex) -> Slot {
         .entry(labels::HOSTNAME.to_string())
         .or_insert_with(|| n.name.clone());
     labels.insert(labels::NODE_NAME_FIELD.to_string(), n.name.clone());
-    let bound: Vec<&Pod> = snap
-        .pods
-        .iter()
-        .filter(|p| p.node_name.as_deref() == Some(&n.name) && !p.is_terminal() && !p.terminating)
-        .collect();
     let mut free = ix.vec(&n.allocatable);
     let mut ports = Vec::new();
-    for p in &bound {
+    for p in bound {
         free.sub(&ix.vec(&p.spec.requests));
         ports.extend(p.spec.host_ports.iter().cloned());
     }

@@ -60,6 +60,16 @@ impl Candidate<'_> {
         self.price.unwrap_or(0.0) / self.reschedule_cost
     }
 
+    /// Its `karpenter.sh/capacity-type`.
+    pub fn capacity_type(&self) -> Option<&str> {
+        label(self.claim, self.node, CAPACITY_TYPE).map(String::as_str)
+    }
+
+    /// Its `node.kubernetes.io/instance-type`.
+    pub fn instance_type(&self) -> Option<&str> {
+        label(self.claim, self.node, INSTANCE_TYPE).map(String::as_str)
+    }
+
     /// A termination grace period bounds its drain, so drift may ignore pod-level blocks.
     pub fn drain_is_bounded(&self) -> bool {
         self.claim.termination_grace_period.is_some()

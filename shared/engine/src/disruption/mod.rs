@@ -11,6 +11,8 @@ pub mod drift;
 mod methods;
 mod pass;
 pub mod pods;
+mod replace;
+mod simulate;
 
 use crate::model::{NodePool, Snapshot};
 use crate::plan::{Drifted, Method, Plan, PoolBudget, SkipKind};
@@ -69,7 +71,7 @@ pub fn disrupt(snap: &Snapshot, opts: &DisruptOptions) -> Plan {
 }
 
 /// [`disrupt`] with NodeClaim names already taken by launches planned beside it.
-pub(crate) fn disrupt_with(snap: &Snapshot, _opts: &DisruptOptions, taken: &[String]) -> Plan {
+pub(crate) fn disrupt_with(snap: &Snapshot, opts: &DisruptOptions, taken: &[String]) -> Plan {
     let census = census(snap);
     let budgets = pool_budgets(snap, &census);
     let mut drifted: Vec<Drifted> = census
@@ -83,17 +85,15 @@ pub(crate) fn disrupt_with(snap: &Snapshot, _opts: &DisruptOptions, taken: &[Str
         })
         .collect();
     drifted.sort_by(|a, b| a.node_claim.cmp(&b.node_claim));
-    let mut pass = Pass::new(snap, census, &budgets);
+    let mut pass = Pass::new(snap, census, &budgets, opts);
     pass.names.extend(taken.iter().cloned());
     methods::expiration::run(&mut pass);
     let ended = if methods::emptiness::run(&mut pass) {
         Some(Method::Emptiness)
     } else if methods::drift::run(&mut pass) {
         Some(Method::Drift)
-    } else if methods::consolidation::run(&mut pass) {
-        Some(Method::SingleNodeConsolidation)
     } else {
-        None
+        methods::consolidation::run(&mut pass)
     };
     if let Some(m) = ended {
         defer(&mut pass, m);

@@ -3,9 +3,11 @@
 
 use rustc_hash::FxHashSet;
 
+use super::DisruptOptions;
 use super::budgets::Ledger;
 use super::candidates::{Block, Candidate, Census};
 use super::command;
+use super::simulate::{Outcome, Simulator};
 use crate::model::Snapshot;
 use crate::plan::{Disruption, Launch, Method, Nomination, PoolBudget, SkipKind, Skipped};
 
@@ -23,10 +25,22 @@ pub struct Pass<'a> {
     pub skipped: Vec<Skipped>,
     /// NodeClaim names in use (existing ones and the replacements planned).
     pub names: FxHashSet<String>,
+    pub opts: DisruptOptions,
+    /// Managed nodes already going away (indices into `snap.nodes`).
+    going: Vec<usize>,
+    /// Built on the first simulation.
+    sim: Option<Simulator>,
+    /// Simulations run so far (bounded by `opts.max_simulations`).
+    pub simulations: usize,
 }
 
 impl<'a> Pass<'a> {
-    pub fn new(snap: &'a Snapshot, census: Census<'a>, budgets: &[PoolBudget]) -> Self {
+    pub fn new(
+        snap: &'a Snapshot,
+        census: Census<'a>,
+        budgets: &[PoolBudget],
+        opts: &DisruptOptions,
+    ) -> Self {
         let n = census.candidates.len();
         Pass {
             snap,
@@ -37,7 +51,43 @@ impl<'a> Pass<'a> {
             commands: Vec::new(),
             skipped: census.skipped,
             names: snap.node_claims.iter().map(|c| c.name.clone()).collect(),
+            opts: opts.clone(),
+            going: census.going,
+            sim: None,
+            simulations: 0,
         }
+    }
+
+    /// Nodes already going away and those this pass's commands took so far.
+    fn going_names(&self) -> FxHashSet<String> {
+        self.going
+            .iter()
+            .map(|&i| self.snap.nodes[i].name.clone())
+            .chain(
+                (0..self.cands.len())
+                    .filter(|&i| self.taken[i])
+                    .map(|i| self.cands[i].node.name.clone()),
+            )
+            .collect()
+    }
+
+    /// True while the pass may run another simulation.
+    pub fn can_simulate(&self) -> bool {
+        self.simulations < self.opts.max_simulations
+    }
+
+    /// Simulates removing candidates `idx` (Karpenter's `SimulateScheduling`).
+    pub fn simulate(&mut self, idx: &[usize]) -> Outcome {
+        self.simulations += 1;
+        // Built once per pass; nodes earlier commands of the pass remove (expiration) are
+        // going too.
+        let going = self.sim.is_none().then(|| self.going_names());
+        let (snap, opts) = (self.snap, &self.opts);
+        let sim = self.sim.get_or_insert_with(|| {
+            Simulator::new(snap, &going.unwrap_or_default(), opts.provisioning())
+        });
+        let cands: Vec<&Candidate<'_>> = idx.iter().map(|&i| &self.cands[i]).collect();
+        sim.run(&cands, &self.names)
     }
 
     /// Why candidate `i` may not be disrupted gracefully by `method`: already in a command,

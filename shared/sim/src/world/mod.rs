@@ -175,6 +175,10 @@ impl World {
         }
         if self.termination_queue.oldest_visible().is_some() {
             r.invocations.push(self.deliver_termination().await);
+            // The ReplicaSet controller replaces evicted pods within moments, not a tick later.
+            let again = workloads::step(&self.client).await?;
+            r.workloads.created += again.created;
+            r.workloads.deleted += again.deleted;
         }
         r.kubelet = self.kubelet.step().await?;
         if self.now() >= self.next_sweep {

@@ -1,11 +1,19 @@
-//! Consolidation: a node whose pods fit on the other nodes is deleted; nodes whose pods fit
-//! on the others plus one strictly cheaper node are replaced by it.
+//! Consolidation: nodes whose pods fit on the other nodes are deleted; nodes whose pods fit
+//! on the others plus one strictly cheaper node are replaced by it. Multi-node consolidation
+//! searches the longest prefix of the candidates (most savings per unit of disruption first)
+//! that one command can remove, with no cap on their number; single-node consolidation then
+//! evaluates every candidate and keeps the move saving the most per unit of disruption.
 
 use crate::disruption::candidates::{Block, Candidate};
 use crate::disruption::pass::Pass;
+use crate::disruption::replace;
 use crate::model::{ConsolidationPolicy, Timestamp};
-use crate::plan::SkipKind;
+use crate::plan::{Launch, Method, Nomination, SkipKind};
 use crate::time::format_rfc3339;
+
+/// Balanced consolidation approves a move when its savings fraction is at least this share
+/// of its disruption fraction (Karpenter's k = 2).
+const BALANCED_MIN_RATIO: f64 = 0.5;
 
 /// Why a candidate cannot be consolidated at `now` (`underutilized`: consolidation of a
 /// non-empty node, which `WhenEmpty` pools and unknown prices rule out), or `None`.
@@ -47,16 +55,202 @@ pub fn eligibility(c: &Candidate<'_>, now: Timestamp, underutilized: bool) -> Op
     None
 }
 
-/// Plans consolidation; true when it planned a command.
-pub fn run(pass: &mut Pass<'_>) -> bool {
+/// What one consolidation move does: the replacements (none for a delete) and where the
+/// moved pods land on existing capacity.
+type Move = (Vec<Launch>, Vec<Nomination>);
+
+/// Plans consolidation; the method that planned a command, if any.
+pub fn run(pass: &mut Pass<'_>) -> Option<Method> {
+    let order = eligible(pass);
+    if multi(pass, &order) {
+        return Some(Method::MultiNodeConsolidation);
+    }
+    single(pass, &order).then_some(Method::SingleNodeConsolidation)
+}
+
+/// Non-empty candidates consolidation may move now, most savings per unit of disruption
+/// first; every other non-empty candidate is told why not.
+fn eligible(pass: &mut Pass<'_>) -> Vec<usize> {
     let now = pass.snap.now;
+    let method = Method::SingleNodeConsolidation;
+    let mut order = Vec::new();
     for i in pass.open().collect::<Vec<_>>() {
         if pass.cands[i].is_empty() {
             continue;
         }
-        if let Some(b) = eligibility(&pass.cands[i], now, true) {
-            pass.note(i, b);
+        let block = eligibility(&pass.cands[i], now, true).or_else(|| pass.blocked(i, method));
+        match block {
+            Some(b) => pass.note(i, b),
+            None if pass.budget_left(i, method) == 0 => {
+                let b = pass.budget_block(i, method);
+                pass.note(i, b);
+            }
+            None => order.push(i),
         }
     }
-    false
+    order.sort_by(|&a, &b| {
+        let (ca, cb) = (&pass.cands[a], &pass.cands[b]);
+        cb.savings_ratio()
+            .total_cmp(&ca.savings_ratio())
+            .then(ca.name().cmp(cb.name()))
+    });
+    order
+}
+
+/// Karpenter's `computeConsolidation` for candidates `idx`.
+fn compute(pass: &mut Pass<'_>, idx: &[usize]) -> Result<Move, Block> {
+    if !pass.can_simulate() {
+        return Err((
+            SkipKind::Deferred,
+            format!(
+                "not evaluated: this pass reached its bound of {} scheduling simulations",
+                pass.opts.max_simulations
+            ),
+        ));
+    }
+    let out = pass.simulate(idx);
+    if let Some((pod, why)) = out.unplaced {
+        return Err((
+            SkipKind::PodsDoNotFit,
+            format!("pod {pod} would fit nowhere else: {why}"),
+        ));
+    }
+    let cands: Vec<&Candidate<'_>> = idx.iter().map(|&i| &pass.cands[i]).collect();
+    let launches = match out.launches.len() {
+        0 => Vec::new(),
+        1 => {
+            let mut ls = out.launches;
+            let l = ls.swap_remove(0);
+            let Some(pool) = pass.snap.node_pools.iter().find(|p| p.name == l.node_pool) else {
+                return Err((SkipKind::NoCheaperOption, "no NodePool for its pods".into()));
+            };
+            vec![replace::cheaper(l, pool, &cands, pass.opts.spot_to_spot)?]
+        }
+        n => {
+            return Err((
+                SkipKind::NoCheaperOption,
+                format!("its pods would need {n} new nodes; consolidation replaces with one"),
+            ));
+        }
+    };
+    balanced(pass, idx, &launches)?;
+    Ok((launches, out.nominations))
+}
+
+/// `Balanced` pools approve a move only when the share of the pool's cost it saves is at
+/// least half the share of the pool's disruption cost it causes.
+fn balanced(pass: &Pass<'_>, idx: &[usize], launches: &[Launch]) -> Result<(), Block> {
+    let price = |i: usize| pass.cands[i].price.unwrap_or(0.0);
+    let total: f64 = idx.iter().map(|&i| price(i)).sum();
+    let savings = total - launches.iter().map(|l| l.price).sum::<f64>();
+    let mut pools: Vec<&str> = idx
+        .iter()
+        .map(|&i| pass.cands[i].pool.name.as_str())
+        .collect();
+    pools.sort_unstable();
+    pools.dedup();
+    for name in pools {
+        let in_pool = |i: &usize| pass.cands[*i].pool.name == name;
+        let Some(&first) = idx.iter().find(|i| in_pool(i)) else {
+            continue;
+        };
+        if pass.cands[first].pool.disruption.policy != ConsolidationPolicy::Balanced {
+            continue;
+        }
+        let all: Vec<usize> = (0..pass.cands.len()).filter(|i| in_pool(i)).collect();
+        let pool_cost: f64 = all.iter().map(|&i| price(i)).sum();
+        let pool_disruption: f64 = all.iter().map(|&i| pass.cands[i].reschedule_cost).sum();
+        let mine: Vec<usize> = idx.iter().copied().filter(|i| in_pool(i)).collect();
+        let share = mine.iter().map(|&i| price(i)).sum::<f64>() / total.max(1e-12);
+        let saved = savings * share / pool_cost.max(1e-12);
+        let disrupted = mine
+            .iter()
+            .map(|&i| pass.cands[i].reschedule_cost)
+            .sum::<f64>()
+            / pool_disruption.max(1e-12);
+        if saved / disrupted.max(1e-12) < BALANCED_MIN_RATIO {
+            return Err((
+                SkipKind::NotWorthDisruption,
+                format!(
+                    "NodePool {name} is Balanced: the move saves {:.1}% of its cost for {:.1}% of its disruption",
+                    saved * 100.0,
+                    disrupted * 100.0
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Multi-node consolidation: the longest prefix of `order` (within budgets) that one
+/// command removes, found by binary search over prefixes of two or more.
+fn multi(pass: &mut Pass<'_>, order: &[usize]) -> bool {
+    let method = Method::MultiNodeConsolidation;
+    let mut left: std::collections::BTreeMap<String, u32> = Default::default();
+    let mut within = Vec::new();
+    for &i in order {
+        let pool = pass.cands[i].pool.name.clone();
+        let budget = pass.budget_left(i, method);
+        let l = left.entry(pool).or_insert(budget);
+        if *l > 0 {
+            *l -= 1;
+            within.push(i);
+        }
+    }
+    if within.len() < 2 {
+        return false;
+    }
+    let (mut lo, mut hi) = (2, within.len());
+    let mut best: Option<(usize, Move)> = None;
+    while lo <= hi {
+        let mid = (lo + hi) / 2;
+        match compute(pass, &within[..mid]) {
+            Ok(m) => {
+                best = Some((mid, m));
+                lo = mid + 1;
+            }
+            Err((SkipKind::Deferred, _)) => break,
+            Err(_) => hi = mid - 1,
+        }
+    }
+    let Some((n, (launches, noms))) = best else {
+        return false;
+    };
+    pass.commit(method, &within[..n], launches, noms);
+    true
+}
+
+/// Single-node consolidation: every candidate evaluated, the move with the most savings per
+/// unit of disruption planned.
+fn single(pass: &mut Pass<'_>, order: &[usize]) -> bool {
+    let mut moves: Vec<(usize, f64, Move)> = Vec::new();
+    for &i in order {
+        match compute(pass, &[i]) {
+            Ok(m) => {
+                let c = &pass.cands[i];
+                let saved = c.price.unwrap_or(0.0) - m.0.iter().map(|l| l.price).sum::<f64>();
+                moves.push((i, saved / c.reschedule_cost.max(1e-12), m));
+            }
+            Err(b) => pass.note(i, b),
+        }
+    }
+    let Some(best) = (0..moves.len()).reduce(|a, b| {
+        if moves[b].1 > moves[a].1 + 1e-12 {
+            b
+        } else {
+            a
+        }
+    }) else {
+        return false;
+    };
+    let (chosen, _, (launches, noms)) = moves.swap_remove(best);
+    let why = format!(
+        "moving NodeClaim {} saves more per unit of disruption",
+        pass.cands[chosen].name()
+    );
+    for (i, ..) in &moves {
+        pass.note(*i, (SkipKind::NotChosen, why.clone()));
+    }
+    pass.commit(Method::SingleNodeConsolidation, &[chosen], launches, noms);
+    true
 }

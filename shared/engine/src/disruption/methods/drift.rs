@@ -1,7 +1,9 @@
 //! Drift: drifted candidates are replaced, empty ones first, then the longest drifted, while
-//! their pools' `Drifted` budgets last. Drift runs for pools with `consolidateAfter: Never`
-//! too, and a termination grace period on the claim lets it past pod-level blocks (the grace
-//! period bounds the drain).
+//! their pools' `Drifted` budgets last. Empty ones are deleted together; otherwise the first
+//! candidate whose pods all fit on the remaining nodes plus any number of new NodeClaims is
+//! replaced (one command per pass, as Karpenter). Drift runs for pools with
+//! `consolidateAfter: Never` too, and a termination grace period on the claim lets it past
+//! pod-level blocks (the grace period bounds the drain).
 
 use crate::disruption::pass::Pass;
 use crate::plan::{Method, SkipKind};
@@ -35,13 +37,27 @@ pub fn run(pass: &mut Pass<'_>) -> bool {
             planned = true;
             continue;
         }
-        pass.note(
-            i,
-            (
-                SkipKind::PodsDoNotFit,
-                "its pods could not be placed elsewhere".into(),
+        if planned {
+            // Empty drifted nodes went first; the rest wait for the next pass.
+            continue;
+        }
+        if !pass.can_simulate() {
+            continue;
+        }
+        let out = pass.simulate(&[i]);
+        match out.unplaced {
+            Some((pod, why)) => pass.note(
+                i,
+                (
+                    SkipKind::PodsDoNotFit,
+                    format!("pod {pod} would fit nowhere else: {why}"),
+                ),
             ),
-        );
+            None => {
+                pass.commit(Method::Drift, &[i], out.launches, out.nominations);
+                planned = true;
+            }
+        }
     }
     planned
 }

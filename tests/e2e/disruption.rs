@@ -1,0 +1,356 @@
+//! Disruption end to end in simulated time, Kerf's real handlers against the in-process API
+//! server and the simulated EC2: the getting-started consolidation walkthrough (scale up, down,
+//! to one, to zero), expiration rolling nodes under a PodDisruptionBudget, and a new AMI
+//! drifting nodes within the NodePool's budget. Every node is replaced before its pods are
+//! evicted, no pod is lost, and every instance ends up owned by exactly one NodeClaim.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
+use jiff::SignedDuration;
+use kerf_e2e::world::*;
+use kerf_sim::world::World;
+use kerf_sim::world::crash::CrashSwitch;
+
+/// (name, instance type) of every live NodeClaim.
+async fn fleet(w: &World) -> Vec<(String, String)> {
+    claims(&w.client)
+        .await
+        .into_iter()
+        .filter(|c| c.metadata.deletion_timestamp.is_none())
+        .map(|c| {
+            let t = c
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("node.kubernetes.io/instance-type").cloned())
+                .unwrap_or_default();
+            (c.metadata.name.clone().unwrap_or_default(), t)
+        })
+        .collect()
+}
+
+/// The hourly price of the live fleet, at the bundled catalog's prices.
+async fn fleet_price(w: &World) -> f64 {
+    let catalog = kerf_catalog::bundled(
+        "us-west-2",
+        &kerf_catalog::settings::NodeClassSettings::default(),
+    )
+    .unwrap();
+    claims(&w.client)
+        .await
+        .iter()
+        .filter(|c| c.metadata.deletion_timestamp.is_none())
+        .map(|c| kerf_control::disrupt::cost::price(&catalog, c).unwrap_or(0.0))
+        .sum()
+}
+
+async fn settle(w: &mut World, replicas: usize, max: SignedDuration) {
+    let ok = w
+        .run_until(max, |c| all_running(c, replicas))
+        .await
+        .unwrap();
+    assert!(
+        ok,
+        "{replicas} pods not running: {:?}",
+        not_running(&w.client).await
+    );
+}
+
+/// Ticks for `d`, failing if fewer than `floor` inflate pods ever exist (running, or
+/// pending after an eviction while their Deployment replaces them): a drain moves pods, it
+/// never loses one.
+async fn run_watching(w: &mut World, d: SignedDuration, floor: usize) {
+    let end = w.now() + d;
+    while w.now() < end {
+        w.tick().await.unwrap();
+        let live = pods(&w.client)
+            .await
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none() && phase(p) != "Failed")
+            .count();
+        assert!(live >= floor, "{live} pods < {floor} at {}", w.now());
+    }
+    settle(w, floor, SignedDuration::from_mins(3)).await;
+}
+
+#[tokio::test]
+async fn the_consolidation_walkthrough_ends_on_one_small_node_then_none() {
+    let mut w = getting_started_with(coarse()).await.unwrap();
+    w.apply(&inflate(5)).await.unwrap();
+    settle(&mut w, 5, SignedDuration::from_mins(3)).await;
+    w.apply(&inflate(12)).await.unwrap();
+    settle(&mut w, 12, SignedDuration::from_mins(3)).await;
+    let big = fleet(&w).await;
+    let big_price = fleet_price(&w).await;
+    assert!(
+        big.len() >= 2,
+        "12 pods of 1 vCPU need more than one node: {big:?}"
+    );
+
+    w.apply(&inflate(5)).await.unwrap();
+    run_watching(&mut w, SignedDuration::from_mins(10), 5).await;
+    let five = fleet(&w).await;
+    assert!(
+        five.len() < big.len(),
+        "scaling to 5 removed a node: {big:?} → {five:?}"
+    );
+    assert!(fleet_price(&w).await < big_price);
+
+    w.apply(&inflate(1)).await.unwrap();
+    run_watching(&mut w, SignedDuration::from_mins(10), 1).await;
+    let one = fleet(&w).await;
+    assert_eq!(one.len(), 1, "{one:?}");
+    let price_one = fleet_price(&w).await;
+    assert!(
+        price_one < 0.1,
+        "one pod of 1 vCPU runs on a small node, not {one:?} at ${price_one}/h: {:?}",
+        kube::api::Api::<k8s_openapi::api::core::v1::Event>::all(w.client.clone())
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .map(|e| format!(
+                "{:?} {:?} {:?} {:?} {:?}",
+                e.involved_object.name, e.reason, e.message, e.count, e.last_timestamp
+            ))
+            .collect::<Vec<_>>()
+    );
+    let disrupting: Vec<String> = w
+        .logs
+        .entries()
+        .iter()
+        .filter_map(|e| e["message"].as_str())
+        .filter(|m| m.starts_with("disrupting nodeclaim(s)"))
+        .map(str::to_string)
+        .collect();
+    assert!(
+        disrupting.iter().any(|m| m.contains("via delete")),
+        "scaling down deleted a node: {disrupting:?}"
+    );
+    assert!(
+        disrupting.iter().any(|m| m.contains("via replace")),
+        "one pod left moved to a cheaper node: {disrupting:?}"
+    );
+
+    w.apply(&inflate(0)).await.unwrap();
+    run_watching(&mut w, SignedDuration::from_mins(5), 0).await;
+    assert!(fleet(&w).await.is_empty(), "an empty pool keeps no node");
+    assert!(
+        claims(&w.client).await.is_empty(),
+        "every NodeClaim is gone"
+    );
+    assert!(
+        w.cloud
+            .instances()
+            .iter()
+            .all(|i| i.info.state == "terminated")
+    );
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
+}
+
+/// A PodDisruptionBudget keeping at least `min` inflate pods available.
+fn inflate_pdb(min: u32) -> String {
+    format!(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: inflate\n  namespace: default\nspec:\n  minAvailable: {min}\n  selector:\n    matchLabels:\n      app: inflate\n"
+    )
+}
+
+/// Inflate pods running now.
+async fn running(w: &World) -> usize {
+    pods(&w.client)
+        .await
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none() && phase(p) == "Running")
+        .count()
+}
+
+#[tokio::test]
+async fn expiry_rolls_every_node_after_an_hour_while_a_pdb_holds() {
+    let mut w = getting_started_with(coarse()).await.unwrap();
+    w.apply(
+        &read("examples/getting-started/nodepool.yaml")
+            .replace("expireAfter: 720h", "expireAfter: 1h")
+            .replace("consolidateAfter: 1m", "consolidateAfter: Never"),
+    )
+    .await
+    .unwrap();
+    w.apply(&inflate(12)).await.unwrap();
+    settle(&mut w, 12, SignedDuration::from_mins(3)).await;
+    w.apply(&inflate_pdb(10)).await.unwrap();
+    let first: Vec<String> = fleet(&w).await.into_iter().map(|(n, _)| n).collect();
+    assert!(!first.is_empty());
+    let end = w.now() + SignedDuration::from_mins(80);
+    while w.now() < end {
+        w.tick().await.unwrap();
+        let r = running(&w).await;
+        assert!(
+            r >= 10,
+            "the PDB keeps 10 of 12 running: {r} at {}",
+            w.now()
+        );
+    }
+    settle(&mut w, 12, SignedDuration::from_mins(3)).await;
+    let now: Vec<String> = fleet(&w).await.into_iter().map(|(n, _)| n).collect();
+    assert!(
+        first.iter().all(|n| !now.contains(n)),
+        "every node of the first hour expired: {first:?} → {now:?}"
+    );
+    assert!(!now.is_empty());
+    assert!(
+        w.logs.entries().iter().any(|e| e["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("disrupting nodeclaim(s) via delete"))
+            && e["reason"] == "expired"),
+        "expiry is logged as a disruption"
+    );
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
+}
+
+#[tokio::test]
+async fn a_new_ami_drifts_every_node_one_at_a_time() {
+    let mut w = getting_started_with(coarse()).await.unwrap();
+    w.apply(&read("examples/getting-started/nodepool.yaml").replace(
+        "consolidateAfter: 1m",
+        "consolidateAfter: Never\n    budgets:\n      - nodes: \"1\"",
+    ))
+    .await
+    .unwrap();
+    // Three nodes' worth of pods, each node full enough that none can absorb another's.
+    w.apply(&inflate(20)).await.unwrap();
+    settle(&mut w, 20, SignedDuration::from_mins(3)).await;
+    let first: Vec<String> = fleet(&w).await.into_iter().map(|(n, _)| n).collect();
+    assert!(first.len() >= 2, "{first:?}");
+    w.cloud.release_ami("ami-0f00000000000new");
+    let end = w.now() + SignedDuration::from_mins(40);
+    let mut most = 0;
+    while w.now() < end {
+        w.tick().await.unwrap();
+        let going = claims(&w.client)
+            .await
+            .iter()
+            .filter(|c| {
+                first.contains(&c.metadata.name.clone().unwrap_or_default())
+                    && (c.metadata.deletion_timestamp.is_some() || condition(c, "DisruptionReason"))
+            })
+            .count();
+        most = most.max(going);
+        assert!(
+            going <= 1,
+            "the budget allows one drifted node at a time: {going}"
+        );
+        assert!(live_pods(&w).await >= 20, "no pod lost at {}", w.now());
+    }
+    settle(&mut w, 20, SignedDuration::from_mins(3)).await;
+    assert_eq!(most, 1, "drift replaced nodes");
+    let now = claims(&w.client).await;
+    assert!(
+        now.iter()
+            .all(|c| !first.contains(&c.metadata.name.clone().unwrap_or_default())),
+        "every node on the old AMI was replaced"
+    );
+    assert!(now.iter().all(|c| {
+        c.status
+            .as_ref()
+            .and_then(|s| s.image_id.as_deref())
+            .is_some_and(|i| i.contains("new"))
+    }));
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
+}
+
+/// Inflate pods that exist (running, or pending while they move).
+async fn live_pods(w: &World) -> usize {
+    pods(&w.client)
+        .await
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none() && phase(p) != "Failed")
+        .count()
+}
+
+/// The walkthrough scaled from 5 to 1 up to the sweep that records a replace command: the
+/// next sweep 15 s or more later starts it.
+async fn recorded_command() -> World {
+    let mut w = getting_started_with(coarse()).await.unwrap();
+    w.apply(&inflate(5)).await.unwrap();
+    settle(&mut w, 5, SignedDuration::from_mins(3)).await;
+    w.apply(&inflate(1)).await.unwrap();
+    let end = w.now() + SignedDuration::from_mins(10);
+    while w.now() < end {
+        let r = w.tick().await.unwrap();
+        let recorded = r.invocations.iter().any(|i| {
+            i["recorded"].as_array().is_some_and(|a| {
+                a.iter()
+                    .any(|c| c.as_str().is_some_and(|c| c.starts_with("underutilized")))
+            })
+        });
+        if recorded {
+            w.clock.advance(SignedDuration::from_secs(20));
+            return w;
+        }
+    }
+    panic!("no consolidation command recorded");
+}
+
+/// How many times each node was tainted for its drain.
+fn drains(w: &World) -> std::collections::BTreeMap<String, usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for e in w.logs.with_message("tainted node") {
+        *out.entry(e["Node"]["name"].as_str().unwrap_or_default().to_string())
+            .or_default() += 1;
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_crash_after_any_call_of_a_starting_command_then_the_sweeps_lose_nothing() {
+    let total = {
+        let w = recorded_command().await;
+        let switch = CrashSwitch::after(usize::MAX);
+        let report =
+            kerf_control::disrupt::sweep(&w.crashing(&switch), &w.termination_queue, &w.disruption)
+                .await
+                .unwrap();
+        assert_eq!(
+            report.started.len(),
+            1,
+            "the sweep starts the recorded command"
+        );
+        switch.calls()
+    };
+    assert!(total >= 8, "starting a command makes {total} calls");
+    eprintln!("crash points covered: {total}");
+    for k in 1..=total {
+        let mut w = recorded_command().await;
+        let switch = CrashSwitch::after(k);
+        let _ =
+            kerf_control::disrupt::sweep(&w.crashing(&switch), &w.termination_queue, &w.disruption)
+                .await;
+        assert!(switch.tripped() || k == total, "crash after call {k}");
+        w.run_for(SignedDuration::from_mins(12)).await.unwrap();
+        settle(&mut w, 1, SignedDuration::from_mins(3)).await;
+        let left = fleet(&w).await;
+        assert_eq!(left.len(), 1, "crash after call {k}: {left:?}");
+        assert!(
+            drains(&w).values().all(|&n| n == 1),
+            "crash after call {k}: drained twice: {:?}",
+            drains(&w)
+        );
+        assert!(
+            violations(&w).await.is_empty(),
+            "crash after call {k}: {:?}",
+            violations(&w).await
+        );
+    }
+}
