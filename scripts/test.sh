@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
+echo "== cargo fetch"
+# Every package of Cargo.lock, for every platform: the template test reads `cargo metadata
+# --offline`, which needs them all, not only those this machine builds.
+cargo fetch --locked
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 

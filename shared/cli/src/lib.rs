@@ -27,4 +27,5 @@ pub fn run(cli: &Cli, now: i64) -> Result<Outcome, CliError> {
         Command::Webhooks(a) => webhooks::webhooks(a),
     }
 }
+pub mod benchcluster;
 pub mod benchdata;

@@ -10,6 +10,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 fn every_scenario_file_plans_as_expected() {
     let files = scenario::all();
     assert!(files.len() >= 10, "scenario files are missing: {files:?}");
+    let disruption = files
+        .iter()
+        .filter(|f| f.starts_with(scenario::dir().join("disruption")))
+        .count();
+    assert!(
+        disruption >= 55,
+        "disruption scenarios are missing: {disruption}"
+    );
     let mut failed = Vec::new();
     for f in &files {
         let at = f
@@ -19,14 +27,23 @@ fn every_scenario_file_plans_as_expected() {
             .to_string();
         let run = catch_unwind(AssertUnwindSafe(|| {
             let case = scenario::load(f);
-            let (plan, pending) = scenario::plan(&case);
-            case.scenario
-                .expect
-                .check(&plan, pending, &at, &scenario::cpu_capacity);
+            let expect = &case.scenario.expect;
+            assert!(
+                case.scenario.mode != scenario::Mode::Provision || !expect.names_disruption(),
+                "{at}: disruption expectations need `mode: disrupt` or `mode: all`"
+            );
+            let p = scenario::plan(&case);
+            expect.check(&p.plan, p.pending, &at, &scenario::cpu_capacity);
+            expect.check_disruption(&p.plan, &p.snapshot, &at);
         }));
         if run.is_err() {
             failed.push(at);
         }
     }
-    assert!(failed.is_empty(), "failed scenarios: {failed:?}");
+    assert!(
+        failed.is_empty(),
+        "{} of {} scenarios failed: {failed:?}",
+        failed.len(),
+        files.len()
+    );
 }

@@ -91,7 +91,8 @@ pub(crate) fn provision_with(snap: &Snapshot, opts: &Options, taken: &FxHashSet<
 pub fn plan_all(snap: &Snapshot, opts: &DisruptOptions) -> Plan {
     let mut plan = provision(snap, &opts.provisioning());
     let taken: Vec<String> = plan.launches.iter().map(|l| l.node_claim.clone()).collect();
-    let d = disruption::disrupt_with(snap, opts, &taken);
+    let nominated: Vec<String> = plan.nominations.iter().map(|n| n.node.clone()).collect();
+    let d = disruption::disrupt_with(snap, opts, &taken, &nominated);
     plan.disruptions = d.disruptions;
     plan.skipped = d.skipped;
     plan.drifted = d.drifted;

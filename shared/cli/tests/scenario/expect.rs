@@ -8,6 +8,7 @@ use kerf_engine::plan::Launch;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use super::disrupt::{BudgetExpect, DisruptionExpect};
 pub use super::launch::{LaunchExpect, PodExpect};
 
 #[derive(Debug, Default, Deserialize)]
@@ -53,6 +54,26 @@ pub struct Expect {
     /// Every option of every launch fits what a cpu limit leaves, each launch charged with
     /// its largest option (fake catalog capacities).
     pub limit: Option<Limit>,
+    /// Exactly these disruptions, in order (disrupt and all modes; see `disrupt.rs`).
+    pub disruptions: Option<Vec<DisruptionExpect>>,
+    /// `true`: no disruption at all.
+    pub no_disruptions: Option<bool>,
+    /// What every disruption must show.
+    pub every_disruption: Option<DisruptionExpect>,
+    /// Exactly these NodeClaims are disrupted, by whichever commands (sorted).
+    pub disrupted: Option<Vec<String>>,
+    /// The kind of the `skipped` entry of each NodeClaim (`budget`, `pdb`, ...).
+    #[serde(default)]
+    pub skipped: BTreeMap<String, String>,
+    /// Substrings the `skipped` reason of each NodeClaim must contain (`[]`: only skipped).
+    #[serde(default)]
+    pub skipped_reasons: BTreeMap<String, Vec<String>>,
+    /// The drift reason of each NodeClaim (`null`: not drifted).
+    #[serde(default)]
+    pub drifted: BTreeMap<String, Option<String>>,
+    /// Entries `budgets` must have (only the fields given are compared).
+    #[serde(default)]
+    pub budgets: Vec<BudgetExpect>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -78,7 +99,7 @@ pub struct Limit {
     pub cpu: i64,
 }
 
-fn key(pod: &str) -> String {
+pub(super) fn key(pod: &str) -> String {
     if pod.contains('/') {
         pod.to_string()
     } else {

@@ -4,6 +4,7 @@
 //! `kerf plan`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+mod disrupt;
 mod expect;
 mod launch;
 
@@ -12,11 +13,31 @@ use std::sync::Arc;
 
 use kerf_cli::input::{Inputs, parse_into};
 use kerf_cli::snapshot::{CatalogSource, build};
-use kerf_engine::{Options, Plan};
+use kerf_engine::{DisruptOptions, Plan, Snapshot};
 use serde::Deserialize;
 use serde_json::Value;
 
 pub use expect::Expect;
+
+/// What a scenario plans: `provision` (the default, `kerf plan`), `disrupt` or `all`
+/// (`kerf plan --mode disrupt|all`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    #[default]
+    Provision,
+    Disrupt,
+    All,
+}
+
+/// Disruption settings (`DisruptOptions`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioOptions {
+    /// Karpenter's `SpotToSpotConsolidation` feature gate (`kerf plan --spot-to-spot`).
+    #[serde(default)]
+    pub spot_to_spot: bool,
+}
 
 /// The `kind: Scenario` document.
 #[derive(Debug, Default, Deserialize)]
@@ -35,6 +56,13 @@ pub struct Scenario {
     /// Offerings of the fake catalog to mark unavailable: `[type, zone, capacityType]`.
     #[serde(default)]
     pub unavailable: Vec<[String; 3]>,
+    #[serde(default)]
+    pub mode: Mode,
+    /// The clock (`kerf plan --now`), RFC 3339; the Unix epoch when absent.
+    #[serde(default)]
+    pub now: Option<String>,
+    #[serde(default)]
+    pub options: ScenarioOptions,
     pub expect: Expect,
 }
 
@@ -89,31 +117,55 @@ pub fn load(file: &Path) -> Case {
     }
 }
 
-/// Plans a case as `kerf plan` would.
-pub fn plan(case: &Case) -> (Plan, usize) {
-    let source = match case.scenario.catalog.as_deref() {
+/// A scenario's plan, the number of pending pods it was planned for (0 in disrupt mode,
+/// which plans no pending pod) and the snapshot it was planned from.
+pub struct Planned {
+    pub plan: Plan,
+    pub pending: usize,
+    pub snapshot: Snapshot,
+}
+
+/// Plans a case as `kerf plan --mode <mode> --now <now>` would.
+pub fn plan(case: &Case) -> Planned {
+    let s = &case.scenario;
+    let source = match s.catalog.as_deref() {
         Some(c) if c.starts_with("bundled:") => CatalogSource::Bundled {
             region: c.trim_start_matches("bundled:").into(),
         },
         Some(c) if c != "fake" => panic!("{}: unknown catalog {c}", case.file.display()),
-        _ => CatalogSource::File(Arc::new(fake_catalog(&case.scenario.unavailable))),
+        _ => CatalogSource::File(Arc::new(fake_catalog(&s.unavailable))),
     };
+    let now = s.now.as_deref().map_or(0, |t| {
+        kerf_engine::time::parse_rfc3339(t)
+            .unwrap_or_else(|| panic!("{}: now {t:?} is not RFC 3339", case.file.display()))
+    });
     let mut inputs = Inputs::default();
     parse_into(&mut inputs, "scenario.yaml", &case.manifests).unwrap();
     let seed = inputs.seed();
     let built =
-        build(inputs.docs, &source, 0).unwrap_or_else(|e| panic!("{}: {e}", case.file.display()));
+        build(inputs.docs, &source, now).unwrap_or_else(|e| panic!("{}: {e}", case.file.display()));
+    let opts = DisruptOptions {
+        seed,
+        spot_to_spot: s.options.spot_to_spot,
+        ..DisruptOptions::default()
+    };
     let pending = built
         .snapshot
         .pods
         .iter()
         .filter(|p| p.is_pending())
         .count();
-    let opts = Options {
-        seed,
-        ..Options::default()
+    let snap = &built.snapshot;
+    let (plan, pending) = match s.mode {
+        Mode::Provision => (kerf_engine::provision(snap, &opts.provisioning()), pending),
+        Mode::Disrupt => (kerf_engine::disrupt(snap, &opts), 0),
+        Mode::All => (kerf_engine::plan_all(snap, &opts), pending),
     };
-    (kerf_engine::provision(&built.snapshot, &opts), pending)
+    Planned {
+        plan,
+        pending,
+        snapshot: built.snapshot,
+    }
 }
 
 fn fake_catalog(unavailable: &[[String; 3]]) -> kerf_catalog::Catalog {

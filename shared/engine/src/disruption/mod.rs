@@ -67,12 +67,28 @@ impl DisruptOptions {
 /// Plans disruption of the snapshot's NodeClaims: `disruptions`, `skipped`, `drifted` and
 /// `budgets` of the plan (launches and pending pods are left to [`crate::provision`]).
 pub fn disrupt(snap: &Snapshot, opts: &DisruptOptions) -> Plan {
-    disrupt_with(snap, opts, &[])
+    disrupt_with(snap, opts, &[], &[])
 }
 
-/// [`disrupt`] with NodeClaim names already taken by launches planned beside it.
-pub(crate) fn disrupt_with(snap: &Snapshot, opts: &DisruptOptions, taken: &[String]) -> Plan {
-    let census = census(snap);
+/// [`disrupt`] with NodeClaim names already taken by launches planned beside it, and the
+/// nodes (or NodeClaims) provisioning nominated pending pods to beside it, which are not
+/// disrupted (Karpenter's nomination protection).
+pub(crate) fn disrupt_with(
+    snap: &Snapshot,
+    opts: &DisruptOptions,
+    taken: &[String],
+    nominated: &[String],
+) -> Plan {
+    let mut census = census(snap);
+    let nominated: rustc_hash::FxHashSet<&str> = nominated.iter().map(String::as_str).collect();
+    for c in census.candidates.iter_mut().filter(|c| c.node_block.is_none()) {
+        if nominated.contains(c.node.name.as_str()) || nominated.contains(c.claim.name.as_str()) {
+            c.node_block = Some((
+                SkipKind::Nominated,
+                "provisioning nominates pending pods to it in this plan".into(),
+            ));
+        }
+    }
     let budgets = pool_budgets(snap, &census);
     let mut drifted: Vec<Drifted> = census
         .candidates

@@ -113,6 +113,13 @@ impl<'a> Pass<'a> {
         self.verdicts[i] = Some(block);
     }
 
+    /// Records why candidate `i` is left alone unless an earlier method already said why.
+    pub fn note_first(&mut self, i: usize, block: Block) {
+        if self.verdicts[i].is_none() {
+            self.verdicts[i] = Some(block);
+        }
+    }
+
     /// Records a command over candidates `idx`, spending their budgets.
     pub fn commit(
         &mut self,

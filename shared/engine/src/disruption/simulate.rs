@@ -27,6 +27,9 @@ pub struct Outcome {
 pub struct Simulator {
     work: Snapshot,
     node_index: FxHashMap<String, usize>,
+    /// Nodes a moved pod may land on: unmanaged ones, and managed ones once initialized
+    /// (Karpenter's `UninitializedNodeError`: pods must not wait on a node still booting).
+    ready: FxHashSet<String>,
     opts: Options,
 }
 
@@ -53,9 +56,19 @@ impl Simulator {
             .enumerate()
             .map(|(i, n)| (n.name.clone(), i))
             .collect();
+        let ready = snap
+            .nodes
+            .iter()
+            .filter(|n| {
+                !n.labels.contains_key(kerf_labels::NODEPOOL)
+                    || n.labels.get(kerf_labels::INITIALIZED).is_some_and(|v| v == "true")
+            })
+            .map(|n| n.name.clone())
+            .collect();
         Simulator {
             work,
             node_index,
+            ready,
             opts,
         }
     }
@@ -90,12 +103,21 @@ impl Simulator {
             p.phase = phase;
             p.terminating = terminating;
         }
+        let waiting = plan
+            .nominations
+            .iter()
+            .find(|n| keys.contains(&n.pod) && !self.ready.contains(&n.node))
+            .map(|n| {
+                let why = format!("it would wait for {}, which is not initialized yet", n.node);
+                (n.pod.clone(), why)
+            });
         Outcome {
             unplaced: plan
                 .unschedulable
                 .iter()
                 .find(|u| keys.contains(&u.pod))
-                .map(|u| (u.pod.clone(), u.reason.clone())),
+                .map(|u| (u.pod.clone(), u.reason.clone()))
+                .or(waiting),
             nominations: plan
                 .nominations
                 .into_iter()

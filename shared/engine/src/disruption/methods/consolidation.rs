@@ -78,12 +78,15 @@ fn eligible(pass: &mut Pass<'_>) -> Vec<usize> {
         if pass.cands[i].is_empty() {
             continue;
         }
-        let block = eligibility(&pass.cands[i], now, true).or_else(|| pass.blocked(i, method));
+        // What blocks every method comes first; an earlier method's verdict (drift's) stays.
+        let block = pass
+            .blocked(i, method)
+            .or_else(|| eligibility(&pass.cands[i], now, true));
         match block {
-            Some(b) => pass.note(i, b),
+            Some(b) => pass.note_first(i, b),
             None if pass.budget_left(i, method) == 0 => {
                 let b = pass.budget_block(i, method);
-                pass.note(i, b);
+                pass.note_first(i, b);
             }
             None => order.push(i),
         }

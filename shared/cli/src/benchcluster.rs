@@ -1,0 +1,236 @@
+//! A large running cluster as a `kubectl get … -o yaml` dump would show it, for measuring
+//! disruption planning (`kerf plan --mode disrupt`): four NodePools (consolidating,
+//! `Balanced`, `WhenEmpty`, spot), and nodes that are empty, underutilized, full, drifted,
+//! expired or blocked (a do-not-disrupt pod, a PodDisruptionBudget allowing nothing), with
+//! their NodeClaims, pods bound to them and the bundled us-west-2 catalog's allocatable.
+
+use serde_json::{Value, json};
+
+use crate::benchdata::Rng;
+
+/// The snapshot time the dump is planned at (`kerf plan --now`).
+pub const NOW: &str = "2026-06-01T12:00:00Z";
+const CREATED: &str = "2026-05-20T12:00:00Z";
+const EXPIRED: &str = "2026-04-01T12:00:00Z";
+const POOLS: [&str; 4] = ["general", "web", "batch", "spot"];
+const TYPES: [&str; 4] = ["m6a.2xlarge", "c6a.2xlarge", "r6a.xlarge", "m6a.4xlarge"];
+const ZONES: [&str; 3] = ["us-west-2a", "us-west-2b", "us-west-2c"];
+
+/// What a node is, by design of the generator.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Empty,
+    Light,
+    Full,
+    Drifted,
+    Expired,
+    Blocked,
+}
+
+fn shape(i: usize, consolidation_only: bool) -> Shape {
+    match i % 20 {
+        0 | 2 if consolidation_only => Shape::Light,
+        0 => Shape::Empty,
+        1 => Shape::Expired,
+        2 => Shape::Drifted,
+        3 | 4 => Shape::Blocked,
+        5..=10 => Shape::Light,
+        _ => Shape::Full,
+    }
+}
+
+/// `nodes` nodes carrying about `pods` pods in all, as one `v1 List`. With
+/// `consolidation_only`, no node is empty or drifted, so a pass goes past emptiness and drift
+/// (each ends the pass when it plans a command) and consolidation evaluates every candidate.
+pub fn cluster(
+    nodes: usize,
+    pods: usize,
+    seed: u64,
+    consolidation_only: bool,
+) -> Result<Value, kerf_catalog::CatalogError> {
+    let catalog = kerf_catalog::bundled(
+        "us-west-2",
+        &kerf_catalog::settings::NodeClassSettings::default(),
+    )?;
+    let mut rng = Rng::new(seed);
+    let mut items: Vec<Value> = POOLS.iter().map(|p| node_pool(p)).collect();
+    items.push(node_class());
+    items.push(pdb());
+    let full = (0..nodes)
+        .filter(|&i| shape(i, consolidation_only) == Shape::Full)
+        .count()
+        .max(1);
+    let light = nodes - full;
+    let per_full = pods.saturating_sub(light * 3) / full;
+    let mut pod_no = 0;
+    for i in 0..nodes {
+        let ty = TYPES[i % TYPES.len()];
+        let it = catalog.instance_types.iter().find(|t| t.name == ty);
+        let alloc = it.map(|t| t.allocatable.to_strings()).unwrap_or_default();
+        let type_labels = it.map(|t| t.labels.clone()).unwrap_or_default();
+        let s = shape(i, consolidation_only);
+        let pool = POOLS[(i / 20) % POOLS.len()];
+        items.push(claim(i, pool, ty, s, &alloc, &type_labels));
+        items.push(node(i, pool, ty, &alloc, &type_labels));
+        let count = match s {
+            Shape::Empty => 0,
+            Shape::Full => per_full,
+            _ => 3,
+        };
+        for k in 0..count {
+            let cpu = if s == Shape::Full {
+                "150m"
+            } else {
+                *rng.pick(&["250m", "500m"])
+            };
+            let guarded = s == Shape::Blocked && k == 0;
+            items.push(pod(
+                pod_no,
+                i,
+                cpu,
+                guarded && i % 2 == 0,
+                guarded && i % 2 == 1,
+            ));
+            pod_no += 1;
+        }
+    }
+    Ok(json!({"apiVersion": "v1", "kind": "List", "items": items}))
+}
+
+fn node_pool(name: &str) -> Value {
+    let (policy, after, ct) = match name {
+        "web" => ("Balanced", "5m", "on-demand"),
+        "batch" => ("WhenEmpty", "30s", "on-demand"),
+        "spot" => ("WhenEmptyOrUnderutilized", "1m", "spot"),
+        _ => ("WhenEmptyOrUnderutilized", "1m", "on-demand"),
+    };
+    json!({
+        "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name},
+        "spec": {
+            "template": {"spec": {
+                "requirements": [
+                    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [ct]},
+                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                    {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m", "r"]},
+                    {"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["5"]}],
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                "expireAfter": "720h"
+            }},
+            "disruption": {"consolidationPolicy": policy, "consolidateAfter": after,
+                           "budgets": [{"nodes": "20%"}]}
+        }
+    })
+}
+
+fn node_class() -> Value {
+    json!({
+        "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
+        "spec": {"role": "KarpenterNodeRole-bench", "amiSelectorTerms": [{"alias": "al2023@latest"}],
+                 "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}],
+                 "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "bench"}}]}
+    })
+}
+
+fn pdb() -> Value {
+    json!({
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "guarded", "namespace": "default"},
+        "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"guard": "pdb"}}},
+        "status": {"disruptionsAllowed": 0, "currentHealthy": 50, "desiredHealthy": 50, "expectedPods": 50}
+    })
+}
+
+/// The node's labels: its instance type's, then Karpenter's.
+fn labels(i: usize, pool: &str, ty: &str, type_labels: &Labels) -> Value {
+    let mut l = json!(type_labels);
+    let own = json!({
+        "karpenter.sh/nodepool": pool,
+        "node.kubernetes.io/instance-type": ty,
+        "topology.kubernetes.io/zone": ZONES[i % ZONES.len()],
+        "topology.kubernetes.io/region": "us-west-2",
+        "karpenter.sh/capacity-type": if pool == "spot" { "spot" } else { "on-demand" },
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/os": "linux",
+    });
+    for (k, v) in own.as_object().into_iter().flatten() {
+        l[k] = v.clone();
+    }
+    l
+}
+
+type Labels = std::collections::BTreeMap<String, String>;
+
+fn claim(
+    i: usize,
+    pool: &str,
+    ty: &str,
+    s: Shape,
+    alloc: &impl serde::Serialize,
+    type_labels: &Labels,
+) -> Value {
+    let created = if s == Shape::Expired {
+        EXPIRED
+    } else {
+        CREATED
+    };
+    let mut annotations = json!({});
+    if s == Shape::Drifted {
+        annotations = json!({"karpenter.sh/nodepool-hash": "stale",
+                             "karpenter.sh/nodepool-hash-version": kerf_labels::KERF_NODEPOOL_HASH_VERSION});
+    }
+    let cond = |t: &str| json!({"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": created});
+    json!({
+        "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {"name": format!("{pool}-{i:05}"), "labels": labels(i, pool, ty, type_labels),
+                     "annotations": annotations, "creationTimestamp": created},
+        "spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [ty]}],
+                 "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                 "expireAfter": "720h"},
+        "status": {"nodeName": format!("node-{i:05}"), "providerID": format!("aws:///us-west-2a/i-{i:017x}"),
+                   "capacity": alloc, "allocatable": alloc,
+                   "conditions": [cond("Launched"), cond("Registered"), cond("Initialized")],
+                   "lastPodEventTime": "2026-06-01T10:00:00Z"}
+    })
+}
+
+fn node(
+    i: usize,
+    pool: &str,
+    ty: &str,
+    alloc: &impl serde::Serialize,
+    type_labels: &Labels,
+) -> Value {
+    let mut l = labels(i, pool, ty, type_labels);
+    l["kubernetes.io/hostname"] = json!(format!("node-{i:05}"));
+    l["karpenter.sh/registered"] = json!("true");
+    l["karpenter.sh/initialized"] = json!("true");
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": format!("node-{i:05}"), "labels": l, "creationTimestamp": CREATED},
+        "spec": {"providerID": format!("aws:///us-west-2a/i-{i:017x}")},
+        "status": {"allocatable": alloc, "capacity": alloc, "conditions": [{"type": "Ready", "status": "True"}]}
+    })
+}
+
+fn pod(n: usize, node: usize, cpu: &str, do_not_disrupt: bool, guarded: bool) -> Value {
+    let mut labels = json!({"app": format!("app-{}", n % 50)});
+    if guarded {
+        labels["guard"] = json!("pdb");
+    }
+    let annotations = if do_not_disrupt {
+        json!({"karpenter.sh/do-not-disrupt": "true"})
+    } else {
+        json!({})
+    };
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": format!("pod-{n:06}"), "namespace": "default", "uid": format!("uid-{n:06}"),
+                     "labels": labels, "annotations": annotations, "creationTimestamp": CREATED,
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                          "name": format!("app-{}-5d8f", n % 50), "uid": "rs", "controller": true}]},
+        "spec": {"nodeName": format!("node-{node:05}"),
+                 "containers": [{"name": "app", "image": "pause",
+                                 "resources": {"requests": {"cpu": cpu, "memory": "256Mi"}}}]},
+        "status": {"phase": "Running", "startTime": CREATED, "conditions": [{"type": "Ready", "status": "True"}]}
+    })
+}
