@@ -81,7 +81,11 @@ pub(crate) fn disrupt_with(
 ) -> Plan {
     let mut census = census(snap);
     let nominated: rustc_hash::FxHashSet<&str> = nominated.iter().map(String::as_str).collect();
-    for c in census.candidates.iter_mut().filter(|c| c.node_block.is_none()) {
+    for c in census
+        .candidates
+        .iter_mut()
+        .filter(|c| c.node_block.is_none())
+    {
         if nominated.contains(c.node.name.as_str()) || nominated.contains(c.claim.name.as_str()) {
             c.node_block = Some((
                 SkipKind::Nominated,

@@ -61,7 +61,9 @@ impl Simulator {
             .iter()
             .filter(|n| {
                 !n.labels.contains_key(kerf_labels::NODEPOOL)
-                    || n.labels.get(kerf_labels::INITIALIZED).is_some_and(|v| v == "true")
+                    || n.labels
+                        .get(kerf_labels::INITIALIZED)
+                        .is_some_and(|v| v == "true")
             })
             .map(|n| n.name.clone())
             .collect();
