@@ -1,11 +1,16 @@
 //! Writes a large running cluster for measuring disruption planning:
-//! `cargo run -p kerf-cli --example gen-cluster -- NODES PODS DIR [consolidation]` creates
+//! `cargo run -p kerf-cli --example gen-cluster -- NODES PODS DIR [mixed|consolidation|full|pinned]` creates
 //! DIR/cluster.json
 //! (one JSON list) and DIR/cluster.yaml (a multi-document YAML dump); plan it with
-//! `kerf plan DIR/cluster.yaml --mode disrupt --now 2026-06-01T12:00:00Z`. With
-//! `consolidation`, no node is empty or drifted: the pass reaches consolidation.
+//! `kerf plan DIR/cluster.yaml --mode disrupt --now 2026-06-01T12:00:00Z`. The mix:
+//! `mixed` (default) empty, underutilized, full, drifted, expired and blocked nodes;
+//! `consolidation` no empty or drifted node, so the pass reaches consolidation; `full` every
+//! node full; `pinned` pods pinned to their nodes, so consolidation simulates every candidate
+//! and finds nothing.
 
 use std::path::PathBuf;
+
+use kerf_cli::benchcluster::Mix;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let usage = "usage: gen-cluster NODES PODS DIR";
@@ -14,8 +19,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let pods: usize = args.get(2).ok_or(usage)?.parse()?;
     let dir = PathBuf::from(args.get(3).ok_or(usage)?);
     std::fs::create_dir_all(&dir)?;
-    let only = args.get(4).is_some_and(|a| a == "consolidation");
-    let list = kerf_cli::benchcluster::cluster(nodes, pods, 42, only)?;
+    let mix = match args.get(4).map(String::as_str) {
+        None | Some("mixed") => Mix::Mixed,
+        Some("consolidation") => Mix::Consolidation,
+        Some("full") => Mix::Full,
+        Some("pinned") => Mix::Pinned,
+        Some(other) => {
+            return Err(
+                format!("unknown mix {other:?}: mixed, consolidation, full or pinned").into(),
+            );
+        }
+    };
+    let list = kerf_cli::benchcluster::cluster(nodes, pods, 42, mix)?;
     std::fs::write(dir.join("cluster.json"), serde_json::to_string(&list)?)?;
     let mut yaml = String::new();
     for o in list["items"].as_array().into_iter().flatten() {

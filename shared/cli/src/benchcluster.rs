@@ -27,9 +27,25 @@ enum Shape {
     Blocked,
 }
 
-fn shape(i: usize, consolidation_only: bool) -> Shape {
+/// Which nodes a generated cluster has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mix {
+    /// Empty, underutilized, full, drifted, expired and blocked nodes.
+    Mixed,
+    /// No empty or drifted node: a pass goes past emptiness and drift (each ends the pass
+    /// when it plans a command) to consolidation.
+    Consolidation,
+    /// Every node full.
+    Full,
+    /// As `Consolidation`, but every pod is pinned to its node (`nodeSelector` on its
+    /// hostname): consolidation simulates every candidate and finds no move.
+    Pinned,
+}
+
+fn shape(i: usize, mix: Mix) -> Shape {
     match i % 20 {
-        0 | 2 if consolidation_only => Shape::Light,
+        _ if mix == Mix::Full => Shape::Full,
+        0 | 2 if matches!(mix, Mix::Consolidation | Mix::Pinned) => Shape::Light,
         0 => Shape::Empty,
         1 => Shape::Expired,
         2 => Shape::Drifted,
@@ -39,14 +55,12 @@ fn shape(i: usize, consolidation_only: bool) -> Shape {
     }
 }
 
-/// `nodes` nodes carrying about `pods` pods in all, as one `v1 List`. With
-/// `consolidation_only`, no node is empty or drifted, so a pass goes past emptiness and drift
-/// (each ends the pass when it plans a command) and consolidation evaluates every candidate.
+/// `nodes` nodes carrying about `pods` pods in all, as one `v1 List`.
 pub fn cluster(
     nodes: usize,
     pods: usize,
     seed: u64,
-    consolidation_only: bool,
+    mix: Mix,
 ) -> Result<Value, kerf_catalog::CatalogError> {
     let catalog = kerf_catalog::bundled(
         "us-west-2",
@@ -57,7 +71,7 @@ pub fn cluster(
     items.push(node_class());
     items.push(pdb());
     let full = (0..nodes)
-        .filter(|&i| shape(i, consolidation_only) == Shape::Full)
+        .filter(|&i| shape(i, mix) == Shape::Full)
         .count()
         .max(1);
     let light = nodes - full;
@@ -67,8 +81,9 @@ pub fn cluster(
         let ty = TYPES[i % TYPES.len()];
         let it = catalog.instance_types.iter().find(|t| t.name == ty);
         let alloc = it.map(|t| t.allocatable.to_strings()).unwrap_or_default();
+        let alloc_cpu = it.map_or(4000, |t| t.allocatable.get("cpu"));
         let type_labels = it.map(|t| t.labels.clone()).unwrap_or_default();
-        let s = shape(i, consolidation_only);
+        let s = shape(i, mix);
         let pool = POOLS[(i / 20) % POOLS.len()];
         items.push(claim(i, pool, ty, s, &alloc, &type_labels));
         items.push(node(i, pool, ty, &alloc, &type_labels));
@@ -78,19 +93,25 @@ pub fn cluster(
             _ => 3,
         };
         for k in 0..count {
+            // Full nodes use 90% of their cpu.
             let cpu = if s == Shape::Full {
-                "150m"
+                format!("{}m", alloc_cpu * 9 / 10 / count.max(1) as i64)
             } else {
-                *rng.pick(&["250m", "500m"])
+                rng.pick(&["250m", "500m"]).to_string()
             };
             let guarded = s == Shape::Blocked && k == 0;
-            items.push(pod(
+            let mut p = pod(
                 pod_no,
                 i,
-                cpu,
+                &cpu,
                 guarded && i % 2 == 0,
                 guarded && i % 2 == 1,
-            ));
+            );
+            if mix == Mix::Pinned {
+                p["spec"]["nodeSelector"] =
+                    json!({"kubernetes.io/hostname": format!("node-{i:05}")});
+            }
+            items.push(p);
             pod_no += 1;
         }
     }

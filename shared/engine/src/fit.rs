@@ -74,7 +74,7 @@ fn requirements<'s>(
     match &slot.kind {
         SlotKind::Node(_) => a
             .reqs
-            .matches_labels(|k| slot.labels.get(k).cloned())
+            .matches_labels(|k| slot.labels.get(k).map(String::as_str))
             .then_some(Cow::Borrowed(&slot.reqs)),
         SlotKind::Claim(_) => {
             if !slot.reqs.is_compatible(&a.reqs) {

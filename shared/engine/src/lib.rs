@@ -39,6 +39,7 @@ use rustc_hash::FxHashSet;
 
 use crate::open::Policy;
 use crate::plan::{ReasonKind, Unschedulable};
+use crate::prepare::Overlay;
 use crate::requirements::Operator;
 use crate::res::ResIndex;
 use crate::scheduler::Run;
@@ -51,22 +52,77 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
 
 /// [`provision`] naming new NodeClaims apart from `taken`.
 pub(crate) fn provision_with(snap: &Snapshot, opts: &Options, taken: &FxHashSet<String>) -> Plan {
-    let ix = resource_index(snap);
-    let (pending, rejected) = classify(snap);
-    let rejected_count = rejected.len();
+    let prep = Prepared::new(snap);
+    plan_prepared(snap, &prep, &[], Overlay::default(), opts, taken)
+}
+
+/// What every scheduling run over one snapshot shares: the resource index, the pools ready
+/// for scheduling (limits charged with what exists), the pending pods and those rejected up
+/// front. Disruption simulations build it once and run many times.
+pub(crate) struct Prepared<'a> {
+    ix: ResIndex,
+    pools: Vec<pools::PoolCtx<'a>>,
+    pending: Vec<usize>,
+    rejected: Vec<Unschedulable>,
+    /// Node slots and namespaces, for callers that plan the same snapshot many times.
+    cached: Option<prepare::Cached>,
+}
+
+impl<'a> Prepared<'a> {
+    pub(crate) fn new(snap: &'a Snapshot) -> Self {
+        let ix = resource_index(snap);
+        let (pending, rejected) = classify(snap);
+        let pools = pools::prepare(snap, &ix);
+        Prepared {
+            ix,
+            pools,
+            pending,
+            rejected,
+            cached: None,
+        }
+    }
+
+    /// Also computes what does not depend on an overlay, for many runs.
+    pub(crate) fn for_many_runs(snap: &'a Snapshot) -> Self {
+        let mut p = Prepared::new(snap);
+        p.cached = Some(prepare::Cached::new(snap, &p.ix));
+        p
+    }
+}
+
+/// Plans the pending pods plus `moved` (bound pods placed again) with the cluster seen
+/// through `overlay`.
+pub(crate) fn plan_prepared(
+    snap: &Snapshot,
+    prep: &Prepared<'_>,
+    moved: &[usize],
+    overlay: Overlay<'_>,
+    opts: &Options,
+    taken: &FxHashSet<String>,
+) -> Plan {
+    let mut pending = prep.pending.clone();
+    pending.extend_from_slice(moved);
+    let overlay = Overlay {
+        cached: overlay.cached.or(prep.cached.as_ref()),
+        ..overlay
+    };
+    let rejected_count = prep.rejected.len();
     // Karpenter's sizing first. Claims sized for their largest option can exhaust NodePool
-    // limits early, so when pods are left over, sizing for the most cost-efficient type is
-    // tried too and the run placing more pods wins (its starting state is rebuilt rather
-    // than cloned up front, as this is the rare case).
+    // limits early, so when pods are left over in a snapshot with limits, sizing for the
+    // most cost-efficient type is tried too and the run placing more pods wins.
     let run_with = |policy| {
-        let base = prepare::base(snap, &ix, pools::prepare(snap, &ix), &pending);
+        let base = prepare::base(snap, &prep.ix, prep.pools.clone(), &pending, overlay);
         let mut run = Run::new(base, policy, opts.respect_preferences);
         run.solve();
         let score = finalize::evaluate(&run);
         (run, score)
     };
     let mut best = run_with(Policy::Largest);
-    if best.1.0 < pending.len() && opts.optimize_cost {
+    let limited = prep
+        .pools
+        .iter()
+        .any(|p| p.remaining.is_some() || p.nodes_left.is_some());
+    if best.1.0 < pending.len() && opts.optimize_cost && limited {
         let other = run_with(Policy::Efficient(0));
         if better(other.1, best.1) {
             best = other;
@@ -77,8 +133,8 @@ pub(crate) fn provision_with(snap: &Snapshot, opts: &Options, taken: &FxHashSet<
     if opts.optimize_cost {
         repack::repack(&mut best.0, opts.max_instance_types);
     }
-    let mut plan = finalize::plan(&best.0, &ix, opts.max_instance_types, opts.seed, taken);
-    plan.unschedulable.extend(rejected);
+    let mut plan = finalize::plan(&best.0, &prep.ix, opts.max_instance_types, opts.seed, taken);
+    plan.unschedulable.extend(prep.rejected.iter().cloned());
     plan.nominations.sort_by(|a, b| a.pod.cmp(&b.pod));
     plan.unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
     summarize(&mut plan, pending.len() + rejected_count);

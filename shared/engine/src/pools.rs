@@ -78,7 +78,8 @@ pub fn offering_allowed(o: &Off, reqs: &Requirements) -> bool {
 pub struct PoolCtx<'a> {
     pub np: &'a NodePool,
     pub reqs: Requirements,
-    pub types: Vec<TypeCtx<'a>>,
+    /// Shared by every packing run (immutable once prepared).
+    pub types: Rc<[TypeCtx<'a>]>,
     /// Limited resources and what is left of them (`None` = unlimited).
     pub remaining: Option<Res>,
     pub nodes_left: Option<i64>,
@@ -203,7 +204,7 @@ fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolC
     let mut pool = PoolCtx {
         np,
         reqs: Requirements::new(),
-        types: Vec::new(),
+        types: Rc::from(Vec::new()),
         remaining: None,
         nodes_left: None,
         min_values: false,
@@ -224,13 +225,15 @@ fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolC
         .iter()
         .filter(|ds| daemon_fits_pool(ds, np, &pool.reqs))
         .collect();
-    for it in &np.catalog.instance_types {
-        if let Some(t) = type_ctx(it, &np.catalog.region, &pool.reqs, &daemons, ix) {
-            pool.types.push(t);
-        }
-    }
+    let mut types: Vec<TypeCtx<'a>> = np
+        .catalog
+        .instance_types
+        .iter()
+        .filter_map(|it| type_ctx(it, &np.catalog.region, &pool.reqs, &daemons, ix))
+        .collect();
     // Type indices follow names, so ties between equally good types break by index.
-    pool.types.sort_by(|a, b| a.it.name.cmp(&b.it.name));
+    types.sort_by(|a, b| a.it.name.cmp(&b.it.name));
+    pool.types = Rc::from(types);
     if pool.types.is_empty() {
         pool.unusable = Some(
             "no instance type satisfies the nodepool requirements with an available offering"
@@ -334,7 +337,7 @@ fn apply_limits(pool: &mut PoolCtx<'_>, snap: &Snapshot, ix: &ResIndex) {
     let name = &pool.np.name;
     let mut used = Res::zero(ix.len());
     let mut nodes = 0i64;
-    let claimed: Vec<&str> = snap
+    let claimed: rustc_hash::FxHashSet<&str> = snap
         .node_claims
         .iter()
         .filter_map(|c| c.node_name.as_deref())
@@ -348,7 +351,7 @@ fn apply_limits(pool: &mut PoolCtx<'_>, snap: &Snapshot, ix: &ResIndex) {
         .iter()
         .filter(|n| n.labels.get(labels::NODEPOOL) == Some(name))
     {
-        if !claimed.contains(&n.name.as_str()) {
+        if !claimed.contains(n.name.as_str()) {
             used.add(&ix.vec(&n.capacity));
             nodes += 1;
         }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 
-use rustc_hash::FxHasher;
+use rustc_hash::{FxHashSet, FxHasher};
 
 use crate::labels;
 use crate::model::{AffinityTerm, Pod, Snapshot, WhenUnsatisfiable};
@@ -33,6 +33,43 @@ pub struct PodInfo<'a> {
     pub shape: u64,
 }
 
+/// How a disruption simulation sees the snapshot: some nodes gone, some bound pods moved
+/// (pending again, no longer counted where they run). Empty for provisioning.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Overlay<'o> {
+    pub gone: Option<&'o FxHashSet<String>>,
+    pub moved: Option<&'o FxHashSet<usize>>,
+    /// What an earlier preparation of the same snapshot computed.
+    pub cached: Option<&'o Cached>,
+}
+
+/// Per-snapshot work that does not depend on the overlay: every usable node's slot (before
+/// topology counts) and the namespaces' labels.
+#[derive(Clone, Debug)]
+pub struct Cached {
+    pub nodes: Vec<Slot>,
+    pub namespaces: Namespaces,
+}
+
+impl Cached {
+    pub fn new(snap: &Snapshot, ix: &ResIndex) -> Self {
+        Cached {
+            nodes: crate::slots::node_slots(snap, ix, Overlay::default()),
+            namespaces: known_namespaces(snap),
+        }
+    }
+}
+
+impl Overlay<'_> {
+    pub fn gone(&self, node: &str) -> bool {
+        self.gone.is_some_and(|g| g.contains(node))
+    }
+
+    pub fn moved(&self, pod: usize) -> bool {
+        self.moved.is_some_and(|m| m.contains(&pod))
+    }
+}
+
 /// The scheduler's starting state, cloned for each packing policy.
 #[derive(Clone, Debug)]
 pub struct Base<'a> {
@@ -49,16 +86,24 @@ pub fn base<'a>(
     ix: &ResIndex,
     pools: Vec<PoolCtx<'a>>,
     pending: &[usize],
+    overlay: Overlay<'_>,
 ) -> Base<'a> {
     let mut topo = Topology::default();
-    let known = known_namespaces(snap);
+    let computed;
+    let known = match overlay.cached {
+        Some(c) => &c.namespaces,
+        None => {
+            computed = known_namespaces(snap);
+            &computed
+        }
+    };
     let mut pods: Vec<PodInfo<'a>> = pending
         .iter()
-        .map(|&i| register_pod(&mut topo, &snap.pods[i], ix, &known))
+        .map(|&i| register_pod(&mut topo, &snap.pods[i], ix, known))
         .collect();
     pods.sort_by(|a, b| queue_order(a, b));
-    let mut slots = crate::slots::existing(snap, ix, &pools);
-    count_bound(snap, &mut topo, &mut slots, &known);
+    let mut slots = crate::slots::existing(snap, ix, &pools, overlay);
+    count_bound(snap, &mut topo, &mut slots, known, overlay);
     for p in &mut pods {
         for (g, grp) in topo.groups.iter().enumerate() {
             if grp.selects(&p.pod.namespace, &p.pod.labels) {
@@ -71,7 +116,7 @@ pub fn base<'a>(
         p.shape = shape(p);
     }
     topo.seal();
-    add_universe(&mut topo, &pools, snap);
+    add_universe(&mut topo, &pools, snap, overlay);
     let mut demand = Res::zero(ix.len());
     for p in &pods {
         demand.add(&p.req);
@@ -103,7 +148,9 @@ pub type Namespaces = BTreeMap<String, BTreeMap<String, String>>;
 fn known_namespaces(snap: &Snapshot) -> Namespaces {
     let mut out = snap.namespaces.clone();
     for p in &snap.pods {
-        out.entry(p.namespace.clone()).or_default();
+        if !out.contains_key(&p.namespace) {
+            out.insert(p.namespace.clone(), BTreeMap::new());
+        }
     }
     for (name, labels) in &mut out {
         labels
@@ -204,7 +251,13 @@ fn weighted<T>(items: &[crate::model::WeightedTerm<T>]) -> Vec<&T> {
 }
 
 /// Counts bound pods into topology groups and registers their required anti-affinity.
-fn count_bound(snap: &Snapshot, topo: &mut Topology, slots: &mut [Slot], known: &Namespaces) {
+fn count_bound(
+    snap: &Snapshot,
+    topo: &mut Topology,
+    slots: &mut [Slot],
+    known: &Namespaces,
+    overlay: Overlay<'_>,
+) {
     let node_labels: BTreeMap<&str, &BTreeMap<String, String>> = snap
         .nodes
         .iter()
@@ -219,11 +272,13 @@ fn count_bound(snap: &Snapshot, topo: &mut Topology, slots: &mut [Slot], known: 
             _ => None,
         })
         .collect();
-    for pod in snap
-        .pods
-        .iter()
-        .filter(|p| p.node_name.is_some() && !p.is_terminal() && !p.terminating)
-    {
+    for (_, pod) in snap.pods.iter().enumerate().filter(|(i, p)| {
+        p.node_name.is_some() && !p.is_terminal() && !p.terminating && !overlay.moved(*i)
+    }) {
+        // Nothing to count into and nothing to register.
+        if topo.groups.is_empty() && pod.spec.anti_affinity.is_empty() {
+            continue;
+        }
         let node = pod.node_name.as_deref().unwrap_or_default();
         let Some(labels) = node_labels.get(node) else {
             continue;
@@ -289,7 +344,7 @@ fn owner_at(
 }
 
 /// Registers the domains each topology key can take, from pools and existing nodes.
-fn add_universe(topo: &mut Topology, pools: &[PoolCtx<'_>], snap: &Snapshot) {
+fn add_universe(topo: &mut Topology, pools: &[PoolCtx<'_>], snap: &Snapshot, overlay: Overlay<'_>) {
     let keys: Vec<String> = topo
         .keys()
         .into_iter()
@@ -306,7 +361,11 @@ fn add_universe(topo: &mut Topology, pools: &[PoolCtx<'_>], snap: &Snapshot) {
                 topo.add_domain(key, &v, &pool.np.taints);
             }
         }
-        for n in snap.nodes.iter().filter(|n| !n.deleting) {
+        for n in snap
+            .nodes
+            .iter()
+            .filter(|n| !n.deleting && !overlay.gone(&n.name))
+        {
             if let Some(v) = n.labels.get(key) {
                 topo.add_domain(key, v, &n.taints);
             }

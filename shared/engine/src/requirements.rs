@@ -469,12 +469,12 @@ impl Requirements {
     /// True when concrete `labels` (e.g. an instance type's) satisfy every requirement.
     /// Keys the labels lack are satisfied only by requirements that allow absence, except
     /// keys the labels never describe (`undefined_ok`).
-    pub fn matches_labels<F>(&self, label: F) -> bool
+    pub fn matches_labels<'l, F>(&self, label: F) -> bool
     where
-        F: Fn(&str) -> Option<String>,
+        F: Fn(&str) -> Option<&'l str>,
     {
         self.0.iter().all(|(k, r)| match label(k) {
-            Some(v) => r.has(&v),
+            Some(v) => r.has(v),
             None => r.allows_absent(),
         })
     }

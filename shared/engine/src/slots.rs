@@ -26,7 +26,8 @@ pub enum SlotKind {
 pub struct Slot {
     pub kind: SlotKind,
     /// Node labels (existing nodes and claims).
-    pub labels: BTreeMap<String, String>,
+    /// Shared by the clones of a slot (never changed once built).
+    pub labels: std::rc::Rc<BTreeMap<String, String>>,
     /// Claim and bin requirements.
     pub reqs: Requirements,
     pub taints: Vec<Taint>,
@@ -136,28 +137,63 @@ pub fn ports_conflict(a: &[HostPort], b: &[HostPort]) -> bool {
 }
 
 /// Builds slots for existing nodes (initialized first, then by name) and in-flight claims.
-pub fn existing(snap: &Snapshot, ix: &ResIndex, pools: &[PoolCtx<'_>]) -> Vec<Slot> {
-    let mut nodes: Vec<&Node> = snap.nodes.iter().filter(|n| usable_node(n)).collect();
+pub fn existing(
+    snap: &Snapshot,
+    ix: &ResIndex,
+    pools: &[PoolCtx<'_>],
+    overlay: crate::prepare::Overlay<'_>,
+) -> Vec<Slot> {
+    let mut slots = match overlay.cached {
+        // Moved pods only leave gone nodes, so every other node's slot is the cached one.
+        Some(c) => c
+            .nodes
+            .iter()
+            .filter(|s| !overlay.gone(s.name()))
+            .cloned()
+            .collect(),
+        None => node_slots(snap, ix, overlay),
+    };
+    slots.extend(claim_slots(snap, ix, pools));
+    slots
+}
+
+/// Slots for the usable nodes the overlay keeps, initialized first, then by name.
+pub fn node_slots(
+    snap: &Snapshot,
+    ix: &ResIndex,
+    overlay: crate::prepare::Overlay<'_>,
+) -> Vec<Slot> {
+    let mut nodes: Vec<&Node> = snap
+        .nodes
+        .iter()
+        .filter(|n| usable_node(n) && !overlay.gone(&n.name))
+        .collect();
     nodes.sort_by(|a, b| {
         initialized(b)
             .cmp(&initialized(a))
             .then(a.name.cmp(&b.name))
     });
     let mut bound: rustc_hash::FxHashMap<&str, Vec<&Pod>> = rustc_hash::FxHashMap::default();
-    for p in snap
+    for (_, p) in snap
         .pods
         .iter()
-        .filter(|p| !p.is_terminal() && !p.terminating)
+        .enumerate()
+        .filter(|(i, p)| !p.is_terminal() && !p.terminating && !overlay.moved(*i))
     {
         if let Some(n) = p.node_name.as_deref() {
             bound.entry(n).or_default().push(p);
         }
     }
-    let mut slots: Vec<Slot> = nodes
+    nodes
         .into_iter()
         .map(|n| node_slot(snap, n, bound.get(n.name.as_str()).map_or(&[], |v| v), ix))
-        .collect();
-    let node_names: Vec<&str> = snap.nodes.iter().map(|n| n.name.as_str()).collect();
+        .collect()
+}
+
+/// Slots for in-flight claims (no Node yet), by name.
+fn claim_slots(snap: &Snapshot, ix: &ResIndex, pools: &[PoolCtx<'_>]) -> Vec<Slot> {
+    let node_names: rustc_hash::FxHashSet<&str> =
+        snap.nodes.iter().map(|n| n.name.as_str()).collect();
     let mut claims: Vec<&NodeClaim> = snap
         .node_claims
         .iter()
@@ -165,12 +201,14 @@ pub fn existing(snap: &Snapshot, ix: &ResIndex, pools: &[PoolCtx<'_>]) -> Vec<Sl
             !c.deleting
                 && c.node_name
                     .as_deref()
-                    .is_none_or(|n| !node_names.contains(&n))
+                    .is_none_or(|n| !node_names.contains(n))
         })
         .collect();
     claims.sort_by(|a, b| a.name.cmp(&b.name));
-    slots.extend(claims.into_iter().map(|c| claim_slot(snap, c, ix, pools)));
-    slots
+    claims
+        .into_iter()
+        .map(|c| claim_slot(snap, c, ix, pools))
+        .collect()
 }
 
 fn usable_node(n: &Node) -> bool {
@@ -224,7 +262,7 @@ fn node_slot(snap: &Snapshot, n: &Node, bound: &[&Pod], ix: &ResIndex) -> Slot {
     }
     Slot {
         kind: SlotKind::Node(n.name.clone()),
-        labels,
+        labels: std::rc::Rc::new(labels),
         reqs: Requirements::new(),
         taints,
         free,
@@ -287,7 +325,7 @@ fn claim_slot(snap: &Snapshot, c: &NodeClaim, ix: &ResIndex, pools: &[PoolCtx<'_
     }
     Slot {
         kind: SlotKind::Claim(c.name.clone()),
-        labels,
+        labels: std::rc::Rc::new(labels),
         reqs,
         taints: c.taints.clone(),
         free,

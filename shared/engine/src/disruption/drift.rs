@@ -71,7 +71,13 @@ fn requirements_drifted(
     let Ok(reqs) = Requirements::from_selectors(&pool.requirements) else {
         return false;
     };
-    let label = |k: &str| claim.labels.get(k).or_else(|| node_labels.get(k)).cloned();
+    let label = |k: &str| {
+        claim
+            .labels
+            .get(k)
+            .or_else(|| node_labels.get(k))
+            .map(String::as_str)
+    };
     !reqs.matches_labels(label)
 }
 
@@ -148,7 +154,7 @@ fn ami_drifted(claim: &NodeClaim, pool: &NodePool, class: &NodeClass) -> bool {
         type_labels
             .and_then(|l| l.get(k))
             .or_else(|| claim.labels.get(k))
-            .cloned()
+            .map(String::as_str)
     };
     let chosen = class.amis.iter().find(|a| {
         Requirements::from_selectors(&a.requirements).is_ok_and(|r| r.matches_labels(label))

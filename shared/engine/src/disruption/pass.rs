@@ -29,7 +29,7 @@ pub struct Pass<'a> {
     /// Managed nodes already going away (indices into `snap.nodes`).
     going: Vec<usize>,
     /// Built on the first simulation.
-    sim: Option<Simulator>,
+    sim: Option<Simulator<'a>>,
     /// Simulations run so far (bounded by `opts.max_simulations`).
     pub simulations: usize,
 }
@@ -84,7 +84,7 @@ impl<'a> Pass<'a> {
         let going = self.sim.is_none().then(|| self.going_names());
         let (snap, opts) = (self.snap, &self.opts);
         let sim = self.sim.get_or_insert_with(|| {
-            Simulator::new(snap, &going.unwrap_or_default(), opts.provisioning())
+            Simulator::new(snap, going.unwrap_or_default(), opts.provisioning())
         });
         let cands: Vec<&Candidate<'_>> = idx.iter().map(|&i| &self.cands[i]).collect();
         sim.run(&cands, &self.names)

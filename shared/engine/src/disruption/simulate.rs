@@ -2,13 +2,19 @@
 //! without some candidates, their reschedulable pods placed by the provisioning scheduler on
 //! what remains (existing nodes, in-flight NodeClaims, new NodeClaims), beside the pending
 //! pods and the pods of nodes already going away, which compete for the same room.
+//!
+//! The snapshot is never copied: a simulation sees it through an overlay (nodes gone, pods
+//! moved), and what every simulation shares (resource index, pools, pending pods) is
+//! prepared once per pass.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use super::candidates::Candidate;
 use super::pods::is_reschedulable;
 use crate::model::{Options, Snapshot};
 use crate::plan::{Launch, Nomination};
+use crate::prepare::Overlay;
+use crate::{Prepared, plan_prepared};
 
 /// Where the moved pods of one simulation would go.
 #[derive(Clone, Debug, Default)]
@@ -21,40 +27,43 @@ pub struct Outcome {
     pub unplaced: Option<(String, String)>,
 }
 
-/// A working copy of the snapshot that simulations edit and restore in place, so a pass
-/// pays for one copy however many simulations it runs.
-#[derive(Debug)]
-pub struct Simulator {
-    work: Snapshot,
-    node_index: FxHashMap<String, usize>,
+/// The simulations of one disruption pass.
+pub struct Simulator<'a> {
+    snap: &'a Snapshot,
+    prep: Prepared<'a>,
+    /// Nodes going away before any candidate (already deleting, or removed by an earlier
+    /// command of the pass).
+    going: FxHashSet<String>,
+    /// Their reschedulable pods, which every simulation places again.
+    going_pods: Vec<usize>,
     /// Nodes a moved pod may land on: unmanaged ones, and managed ones once initialized
     /// (Karpenter's `UninitializedNodeError`: pods must not wait on a node still booting).
     ready: FxHashSet<String>,
     opts: Options,
 }
 
-impl Simulator {
+impl std::fmt::Debug for Simulator<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulator")
+            .field("going", &self.going)
+            .field("going_pods", &self.going_pods.len())
+            .finish()
+    }
+}
+
+impl<'a> Simulator<'a> {
     /// `going`: the names of nodes already going away (or deleted by an earlier command of
     /// the pass), which no pod may land on and whose reschedulable pods every simulation
     /// must place too.
-    pub fn new(snap: &Snapshot, going: &FxHashSet<String>, opts: Options) -> Self {
-        let mut work = snap.clone();
-        for n in work.nodes.iter_mut().filter(|n| going.contains(&n.name)) {
-            n.deleting = true;
-        }
-        let gone = going;
-        for p in work.pods.iter_mut() {
-            if p.node_name.as_deref().is_some_and(|n| gone.contains(n)) && is_reschedulable(p) {
-                p.node_name = None;
-                p.phase = "Pending".into();
-                p.terminating = false;
-            }
-        }
-        let node_index = snap
-            .nodes
+    pub fn new(snap: &'a Snapshot, going: FxHashSet<String>, opts: Options) -> Self {
+        let going_pods = snap
+            .pods
             .iter()
             .enumerate()
-            .map(|(i, n)| (n.name.clone(), i))
+            .filter(|(_, p)| {
+                p.node_name.as_deref().is_some_and(|n| going.contains(n)) && is_reschedulable(p)
+            })
+            .map(|(i, _)| i)
             .collect();
         let ready = snap
             .nodes
@@ -67,44 +76,76 @@ impl Simulator {
             })
             .map(|n| n.name.clone())
             .collect();
-        Simulator {
-            work,
-            node_index,
+        let mut sim = Simulator {
+            snap,
+            prep: Prepared::for_many_runs(snap),
+            going,
+            going_pods,
             ready,
             opts,
+        };
+        sim.drop_hopeless();
+        sim
+    }
+
+    /// Pending pods and pods of going nodes that fit nowhere with every candidate still in
+    /// place are left out of the simulations: removing nodes frees no room, and their
+    /// outcome decides nothing (only the candidates' pods must fit). Without this, every
+    /// simulation would search the whole cluster again for each of them. (A removed node
+    /// can relax an anti-affinity or spread constraint of such a pod; it then competes for
+    /// room in Kerf's simulations no more than it did before.)
+    fn drop_hopeless(&mut self) {
+        let gone = self.going.clone();
+        let moved: FxHashSet<usize> = self.going_pods.iter().copied().collect();
+        let overlay = Overlay {
+            gone: Some(&gone),
+            moved: Some(&moved),
+            cached: None,
+        };
+        let plan = plan_prepared(
+            self.snap,
+            &self.prep,
+            &self.going_pods,
+            overlay,
+            &self.opts,
+            &FxHashSet::default(),
+        );
+        let hopeless: FxHashSet<&str> = plan.unschedulable.iter().map(|u| u.pod.as_str()).collect();
+        if hopeless.is_empty() {
+            return;
         }
+        let snap = self.snap;
+        let keep = |i: &usize| !hopeless.contains(snap.pods[*i].key().as_str());
+        self.prep.pending.retain(keep);
+        self.going_pods.retain(keep);
     }
 
     /// Simulates removing `cands`; new NodeClaims are named apart from `taken`.
-    pub fn run(&mut self, cands: &[&Candidate<'_>], taken: &FxHashSet<String>) -> Outcome {
-        let mut nodes = Vec::new();
-        let mut moved: Vec<(usize, Option<String>, String, bool)> = Vec::new();
+    pub fn run(&self, cands: &[&Candidate<'_>], taken: &FxHashSet<String>) -> Outcome {
+        let mut gone = self.going.clone();
+        let mut moved_list = self.going_pods.clone();
         for c in cands {
-            if let Some(&ni) = self.node_index.get(&c.node.name) {
-                nodes.push((ni, self.work.nodes[ni].deleting));
-                self.work.nodes[ni].deleting = true;
-            }
-            for &pi in &c.movable {
-                let p = &mut self.work.pods[pi];
-                let phase = std::mem::replace(&mut p.phase, "Pending".into());
-                moved.push((pi, p.node_name.take(), phase, p.terminating));
-                p.terminating = false;
-            }
+            gone.insert(c.node.name.clone());
+            moved_list.extend_from_slice(&c.movable);
         }
-        let plan = crate::provision_with(&self.work, &self.opts, taken);
-        let keys: FxHashSet<String> = moved
+        let moved: FxHashSet<usize> = moved_list.iter().copied().collect();
+        let overlay = Overlay {
+            gone: Some(&gone),
+            moved: Some(&moved),
+            cached: None,
+        };
+        let plan = plan_prepared(
+            self.snap,
+            &self.prep,
+            &moved_list,
+            overlay,
+            &self.opts,
+            taken,
+        );
+        let keys: FxHashSet<String> = cands
             .iter()
-            .map(|(pi, ..)| self.work.pods[*pi].key())
+            .flat_map(|c| c.movable.iter().map(|&i| self.snap.pods[i].key()))
             .collect();
-        for (ni, deleting) in nodes {
-            self.work.nodes[ni].deleting = deleting;
-        }
-        for (pi, node, phase, terminating) in moved {
-            let p = &mut self.work.pods[pi];
-            p.node_name = node;
-            p.phase = phase;
-            p.terminating = terminating;
-        }
         let waiting = plan
             .nominations
             .iter()
