@@ -266,3 +266,33 @@ async fn a_kerf_failure_never_blocks_a_node_and_a_failed_publish_never_fails_a_l
     );
     assert_eq!(claims(&w.client).await.len(), 1);
 }
+
+#[tokio::test]
+async fn a_batch_the_api_server_fails_comes_back_whole_and_is_handled_on_redelivery() {
+    let mut w = getting_started().await.unwrap();
+    w.apply(&inflate(5)).await.unwrap();
+    w.tick().await.unwrap();
+    let messages = w.queue.receive(100);
+    assert!(!messages.is_empty(), "the webhook queued hints");
+    let event = kerf_sim::world::SimQueue::event(&messages);
+    let switch = kerf_sim::world::crash::CrashSwitch::after(0);
+    let down = w.crashing(&switch);
+    let r = provisioner::handle(&down, &w.queue, "a", &event).await;
+    let mut failed: Vec<String> = r["batchItemFailures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["itemIdentifier"].as_str().unwrap().to_string())
+        .collect();
+    let mut ids: Vec<String> = messages.iter().map(|m| m.id.clone()).collect();
+    failed.sort();
+    ids.sort();
+    assert_eq!(failed, ids, "every hint of the batch is redelivered");
+    assert!(claims(&w.client).await.is_empty(), "nothing acted");
+    let again = provisioner::handle(&w.provisioner, &w.queue, "b", &event).await;
+    assert_eq!(again["batchItemFailures"], json!([]));
+    assert!(
+        !claims(&w.client).await.is_empty(),
+        "the redelivery provisions"
+    );
+}

@@ -220,6 +220,16 @@ async fn a_duplicate_delivery_launches_nothing_new() {
 
 #[tokio::test]
 async fn two_provisioners_at_once_launch_one_plan() {
+    // What one provisioner alone launches for the same batch.
+    let single = {
+        let mut w = getting_started().await.unwrap();
+        w.apply(&inflate(12)).await.unwrap();
+        w.tick().await.unwrap();
+        let event = kerf_sim::world::SimQueue::event(&w.queue.receive(100));
+        kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "a", &event).await;
+        claims(&w.client).await.len()
+    };
+    assert!(single >= 1, "12 pods of 1 vCPU need a node: {single}");
     let mut w = getting_started().await.unwrap();
     w.apply(&inflate(12)).await.unwrap();
     w.tick().await.unwrap();
@@ -237,6 +247,7 @@ async fn two_provisioners_at_once_launch_one_plan() {
         (serde_json::json!([]), serde_json::json!([]))
     );
     let n = claims(&w.client).await.len();
+    assert_eq!(n, single, "exactly the claims of one plan");
     assert_eq!(
         w.cloud.calls("CreateFleet"),
         n,
@@ -301,4 +312,25 @@ async fn a_crash_after_any_external_call_then_a_rerun_leaves_no_orphan_and_no_se
             "crash after call {k}: one instance ever"
         );
     }
+}
+
+#[tokio::test]
+async fn a_pod_no_instance_type_fits_is_published_as_unschedulable_with_its_reason() {
+    let mut w = getting_started().await.unwrap();
+    w.apply(&inflate(1).replace("cpu: 1", "cpu: 1000"))
+        .await
+        .unwrap();
+    w.run_for(SignedDuration::from_secs(30)).await.unwrap();
+    assert!(claims(&w.client).await.is_empty(), "nothing launched");
+    let events = w.publisher.events();
+    let unschedulable: Vec<_> = events
+        .iter()
+        .filter(|e| e.detail_type == "Pods Unschedulable")
+        .collect();
+    assert!(!unschedulable.is_empty(), "{events:?}");
+    let detail = unschedulable[0].detail.to_string();
+    assert!(
+        detail.contains("inflate") && detail.contains("cpu"),
+        "the event names the pod and the resource no type has: {detail}"
+    );
 }

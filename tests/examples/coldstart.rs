@@ -1,7 +1,7 @@
-//! Cold start of the function binaries: process start → first invocation answered, against
-//! the local Lambda Runtime API, moto (the webhook reads its secret from SSM) and the
-//! in-process API server (the getting-started cluster, nothing pending). Runs each binary
-//! `RUNS` times and prints the median, minimum and maximum.
+//! Cold start of the function binaries (webhook, provisioner, disruption, termination): process
+//! start → first invocation answered, against the local Lambda Runtime API, moto (the webhook
+//! reads its secret from SSM) and the in-process API server (the getting-started cluster,
+//! nothing pending). Runs each binary `RUNS` times and prints the median, minimum and maximum.
 //!
 //! ```sh
 //! make lambda   # or any build of the two binaries
@@ -56,6 +56,10 @@ async fn main() {
     for bin in &args {
         let event = if bin.contains("webhook") {
             fixture("webhook-pod-unschedulable.json")
+        } else if bin.contains("disruption") {
+            fixture("scheduled-event.json")
+        } else if bin.contains("termination") {
+            fixture("sqs-termination-batch.json")
         } else {
             fixture("sqs-provisioning-batch.json")
         };

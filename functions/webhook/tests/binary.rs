@@ -110,3 +110,45 @@ async fn a_missing_secret_fails_the_start() {
         "{out}"
     );
 }
+
+/// An API server that accepts connections and never answers.
+async fn silent_api_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_api_server_gets_the_fail_safe_answer_within_the_deadline() {
+    let (_guard, moto) = kerf_e2e::moto::fresh().await;
+    let acct = account::seed(&moto.url).await;
+    let kube = silent_api_server().await;
+    let api = RuntimeApi::start().await;
+    let _f = Function::start(
+        Path::new(env!("CARGO_BIN_EXE_kerf-webhook")),
+        &api,
+        &acct.env(&kube),
+        None,
+    );
+    for name in ["webhook-node-create.json", "webhook-pod-unschedulable.json"] {
+        let started = std::time::Instant::now();
+        let answer = api.invoke(fixture(name), LIMIT).await.unwrap();
+        let took = started.elapsed();
+        assert_eq!(answer["statusCode"], 200, "{name}");
+        assert_eq!(
+            review(&answer)["response"]["allowed"],
+            true,
+            "{name}: a workload is never blocked"
+        );
+        assert!(
+            took < Duration::from_millis(2_500),
+            "{name}: answered after {took:?}, past the API server's patience"
+        );
+    }
+}

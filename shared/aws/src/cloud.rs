@@ -236,7 +236,7 @@ impl Ec2Cloud {
         let mut options = Vec::new();
         let mut tags = req.node_class.spec.tags.clone();
         tags.insert(
-            format!("kubernetes.io/cluster/{}", self.settings.cluster),
+            kerf_labels::aws::cluster_tag(&self.settings.cluster),
             "owned".into(),
         );
         tags.insert("eks:eks-cluster-name".into(), self.settings.cluster.clone());
@@ -250,7 +250,7 @@ impl Ec2Cloud {
             };
             let arch = arch_of(
                 it.labels
-                    .get("kubernetes.io/arch")
+                    .get(kerf_labels::ARCH)
                     .map(String::as_str)
                     .unwrap_or("amd64"),
             );
@@ -383,7 +383,7 @@ impl Cloud for Ec2Cloud {
             .and_then(|it| {
                 let arch = arch_of(
                     it.labels
-                        .get("kubernetes.io/arch")
+                        .get(kerf_labels::ARCH)
                         .map(String::as_str)
                         .unwrap_or("amd64"),
                 );

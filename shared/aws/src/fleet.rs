@@ -90,10 +90,7 @@ pub fn client_token(nodeclaim_uid: &str) -> String {
 /// EC2NodeClass tags, overridden by the tags Kerf owns.
 pub fn launch_tags(req: &LaunchRequest) -> BTreeMap<String, String> {
     let mut tags = req.tags.clone();
-    tags.insert(
-        format!("kubernetes.io/cluster/{}", req.cluster),
-        "owned".into(),
-    );
+    tags.insert(kerf_labels::aws::cluster_tag(&req.cluster), "owned".into());
     tags.insert("eks:eks-cluster-name".into(), req.cluster.clone());
     tags.insert(kerf_labels::NODEPOOL.into(), req.nodepool.clone());
     tags.insert(

@@ -115,7 +115,10 @@ pub async fn list_cluster(
     describe_filtered(
         ec2,
         vec![
-            filter(&format!("tag:kubernetes.io/cluster/{cluster}"), &["owned"]),
+            filter(
+                &format!("tag:{}", kerf_labels::aws::cluster_tag(cluster)),
+                &["owned"],
+            ),
             filter("tag-key", &[kerf_labels::NODEPOOL]),
             filter("instance-state-name", LIVE_STATES),
         ],
@@ -132,7 +135,10 @@ pub async fn find_by_nodeclaim(
     let found = describe_filtered(
         ec2,
         vec![
-            filter(&format!("tag:kubernetes.io/cluster/{cluster}"), &["owned"]),
+            filter(
+                &format!("tag:{}", kerf_labels::aws::cluster_tag(cluster)),
+                &["owned"],
+            ),
             filter(
                 &format!("tag:{}", kerf_labels::aws::NODECLAIM_TAG),
                 &[nodeclaim],

@@ -233,7 +233,7 @@ pub async fn list(
     cluster: &str,
 ) -> Result<Vec<LaunchTemplateRef>, AwsError> {
     let filter = aws_sdk_ec2::types::Filter::builder()
-        .name(format!("tag:kubernetes.io/cluster/{cluster}"))
+        .name(format!("tag:{}", kerf_labels::aws::cluster_tag(cluster)))
         .values("owned")
         .build();
     let mut pages = ec2

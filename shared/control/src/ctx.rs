@@ -42,7 +42,7 @@ impl Settings {
             launch_timeout: SignedDuration::from_mins(5),
             registration_timeout: SignedDuration::from_mins(15),
             orphan_grace: SignedDuration::from_mins(2),
-            max_instance_types: 60,
+            max_instance_types: kerf_labels::MAX_INSTANCE_TYPES,
             optimize_cost: true,
             concurrency: 32,
         }

@@ -103,7 +103,7 @@ fn drains_nothing(pods: &[Pod], node: &str) -> bool {
                 .metadata
                 .annotations
                 .as_ref()
-                .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror"));
+                .is_some_and(|a| a.contains_key(kerf_labels::MIRROR_POD));
             owned_by_ds || mirror
         })
 }

@@ -281,7 +281,7 @@ pub fn is_provisionable(p: &Pod) -> bool {
         .metadata
         .annotations
         .as_ref()
-        .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror"));
+        .is_some_and(|a| a.contains_key(kerf_labels::MIRROR_POD));
     let phase = status.and_then(|s| s.phase.as_deref()).unwrap_or("Pending");
     let alive = p.metadata.deletion_timestamp.is_none() && (phase == "Pending" || phase.is_empty());
     unbound && unschedulable && !nominated && !mirror && alive

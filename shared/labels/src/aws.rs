@@ -11,6 +11,11 @@ pub const EC2NODECLASS_HASH_VERSION: &str = "karpenter.k8s.aws/ec2nodeclass-hash
 /// The hash version Kerf stamps (Karpenter's is `v6`): claims Karpenter stamped never count
 /// as drifted, since drift needs equal versions.
 pub const KERF_EC2NODECLASS_HASH_VERSION: &str = "kerf-v1";
+/// The EC2 tag (value `owned`) marking the resources Kerf creates for `cluster`.
+pub fn cluster_tag(cluster: &str) -> String {
+    format!("kubernetes.io/cluster/{cluster}")
+}
+
 /// EC2 tag naming an instance's NodeClaim (the NodePool tag is `karpenter.sh/nodepool`).
 pub const NODECLAIM_TAG: &str = "karpenter.sh/nodeclaim";
 pub const INSTANCE_CATEGORY: &str = "karpenter.k8s.aws/instance-category";

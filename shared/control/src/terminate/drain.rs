@@ -91,7 +91,7 @@ fn mirror(p: &Pod) -> bool {
     p.metadata
         .annotations
         .as_ref()
-        .is_some_and(|a| a.contains_key("kubernetes.io/config.mirror"))
+        .is_some_and(|a| a.contains_key(kerf_labels::MIRROR_POD))
 }
 
 /// Whether a pod's do-not-disrupt annotation protects it at `now` (`"true"`, or a duration
