@@ -31,7 +31,7 @@ mod scheduler;
 mod slots;
 mod topology;
 
-pub use disruption::{DisruptOptions, allowed_disruptions, disrupt};
+pub use disruption::{DisruptOptions, allowed_disruptions, disrupt, evacuate};
 pub use model::{Options, Snapshot};
 pub use plan::Plan;
 

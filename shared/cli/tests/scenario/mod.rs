@@ -20,7 +20,8 @@ use serde_json::Value;
 pub use expect::Expect;
 
 /// What a scenario plans: `provision` (the default, `kerf plan`), `disrupt` or `all`
-/// (`kerf plan --mode disrupt|all`).
+/// (`kerf plan --mode disrupt|all`), or `evacuate` (the replacements for the NodeClaims the
+/// scenario's `evacuate` names, as for an interruption).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -28,6 +29,7 @@ pub enum Mode {
     Provision,
     Disrupt,
     All,
+    Evacuate,
 }
 
 /// Disruption settings (`DisruptOptions`).
@@ -58,6 +60,9 @@ pub struct Scenario {
     pub unavailable: Vec<[String; 3]>,
     #[serde(default)]
     pub mode: Mode,
+    /// The NodeClaims `mode: evacuate` replaces.
+    #[serde(default)]
+    pub evacuate: Vec<String>,
     /// The clock (`kerf plan --now`), RFC 3339; the Unix epoch when absent.
     #[serde(default)]
     pub now: Option<String>,
@@ -160,6 +165,11 @@ pub fn plan(case: &Case) -> Planned {
         Mode::Provision => (kerf_engine::provision(snap, &opts.provisioning()), pending),
         Mode::Disrupt => (kerf_engine::disrupt(snap, &opts), 0),
         Mode::All => (kerf_engine::plan_all(snap, &opts), pending),
+        Mode::Evacuate => {
+            let plan = kerf_engine::evacuate(snap, &s.evacuate, &opts);
+            let moved = plan.summary.pending_pods;
+            (plan, moved)
+        }
     };
     Planned {
         plan,

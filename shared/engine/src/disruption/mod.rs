@@ -8,6 +8,7 @@ pub mod budgets;
 mod candidates;
 mod command;
 pub mod drift;
+mod evacuate;
 mod methods;
 mod pass;
 pub mod pods;
@@ -19,6 +20,8 @@ use crate::plan::{Drifted, Method, Plan, PoolBudget, SkipKind};
 use crate::{Options, summarize};
 use candidates::{Census, census};
 use pass::Pass;
+
+pub use evacuate::evacuate;
 
 /// Disruption knobs, with Karpenter's defaults.
 #[derive(Clone, Debug)]

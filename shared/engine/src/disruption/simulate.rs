@@ -23,8 +23,8 @@ pub struct Outcome {
     pub launches: Vec<Launch>,
     /// Moved pods that land on existing nodes or in-flight claims.
     pub nominations: Vec<Nomination>,
-    /// The first moved pod that fits nowhere, with the scheduler's reason.
-    pub unplaced: Option<(String, String)>,
+    /// The moved pods that fit nowhere, with the scheduler's reasons (sorted by pod).
+    pub unplaced: Vec<(String, String)>,
 }
 
 /// The simulations of one disruption pass.
@@ -122,12 +122,30 @@ impl<'a> Simulator<'a> {
 
     /// Simulates removing `cands`; new NodeClaims are named apart from `taken`.
     pub fn run(&self, cands: &[&Candidate<'_>], taken: &FxHashSet<String>) -> Outcome {
+        let nodes: Vec<&str> = cands.iter().map(|c| c.node.name.as_str()).collect();
+        let movable: Vec<usize> = cands
+            .iter()
+            .flat_map(|c| c.movable.iter().copied())
+            .collect();
+        self.run_nodes(&nodes, &movable, taken)
+    }
+
+    /// Simulates removing `nodes`, whose pods `movable` must be placed again.
+    pub fn run_nodes(
+        &self,
+        nodes: &[&str],
+        movable: &[usize],
+        taken: &FxHashSet<String>,
+    ) -> Outcome {
         let mut gone = self.going.clone();
+        gone.extend(nodes.iter().map(|n| n.to_string()));
         let mut moved_list = self.going_pods.clone();
-        for c in cands {
-            gone.insert(c.node.name.clone());
-            moved_list.extend_from_slice(&c.movable);
-        }
+        moved_list.extend(
+            movable
+                .iter()
+                .copied()
+                .filter(|i| !self.going_pods.contains(i)),
+        );
         let moved: FxHashSet<usize> = moved_list.iter().copied().collect();
         let overlay = Overlay {
             gone: Some(&gone),
@@ -142,25 +160,24 @@ impl<'a> Simulator<'a> {
             &self.opts,
             taken,
         );
-        let keys: FxHashSet<String> = cands
-            .iter()
-            .flat_map(|c| c.movable.iter().map(|&i| self.snap.pods[i].key()))
-            .collect();
-        let waiting = plan
+        let keys: FxHashSet<String> = movable.iter().map(|&i| self.snap.pods[i].key()).collect();
+        let waiting: Vec<(String, String)> = plan
             .nominations
             .iter()
-            .find(|n| keys.contains(&n.pod) && !self.ready.contains(&n.node))
+            .filter(|n| keys.contains(&n.pod) && !self.ready.contains(&n.node))
             .map(|n| {
                 let why = format!("it would wait for {}, which is not initialized yet", n.node);
                 (n.pod.clone(), why)
-            });
+            })
+            .collect();
         Outcome {
             unplaced: plan
                 .unschedulable
                 .iter()
-                .find(|u| keys.contains(&u.pod))
+                .filter(|u| keys.contains(&u.pod))
                 .map(|u| (u.pod.clone(), u.reason.clone()))
-                .or(waiting),
+                .chain(waiting)
+                .collect(),
             nominations: plan
                 .nominations
                 .into_iter()

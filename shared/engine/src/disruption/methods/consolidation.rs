@@ -112,7 +112,7 @@ fn compute(pass: &mut Pass<'_>, idx: &[usize]) -> Result<Move, Block> {
         ));
     }
     let out = pass.simulate(idx);
-    if let Some((pod, why)) = out.unplaced {
+    if let Some((pod, why)) = out.unplaced.into_iter().next() {
         return Err((
             SkipKind::PodsDoNotFit,
             format!("pod {pod} would fit nowhere else: {why}"),

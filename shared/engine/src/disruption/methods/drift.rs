@@ -45,7 +45,7 @@ pub fn run(pass: &mut Pass<'_>) -> bool {
             continue;
         }
         let out = pass.simulate(&[i]);
-        match out.unplaced {
+        match out.unplaced.into_iter().next() {
             Some((pod, why)) => pass.note(
                 i,
                 (
