@@ -16,6 +16,7 @@ pub mod finalize;
 pub mod gc;
 pub mod handlers;
 pub mod initialize;
+pub mod interrupt;
 pub mod launch;
 pub mod lease;
 pub mod liveness;

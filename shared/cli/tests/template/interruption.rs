@@ -1,6 +1,6 @@
 //! The interruption queue's EventBridge rules against the event parser in
-//! `shared/aws/src/events.rs`: one rule per (source, detail-type) that `classify` handles and
-//! none for anything else, the state-change rule limited to the states `state_change` acts
+//! `shared/control/src/interrupt/events.rs`: one rule per (source, detail-type) that
+//! `classify` handles and none for anything else, the state-change rule limited to the states `state_change` acts
 //! on, the health rule to the `service` and `eventTypeCategory` that `health` accepts; every
 //! rule targets the queue, which EventBridge may write to.
 
@@ -121,7 +121,7 @@ fn first_lit<'a>(mut args: impl Iterator<Item = &'a syn::Expr>) -> Option<String
 
 #[test]
 fn interruption_rules_cover_exactly_the_events_the_parser_handles() {
-    let path = root().join("shared/aws/src/events.rs");
+    let path = root().join("shared/control/src/interrupt/events.rs");
     let file = syn::parse_file(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut arms = Arms::default();
     arms.visit_item_fn(function(&file, "classify"));

@@ -1,0 +1,3 @@
+//! Interruption handling: the events AWS sends before it takes an instance away.
+
+pub mod events;
