@@ -30,6 +30,8 @@ pub mod names {
     pub const ALLOWED_DISRUPTIONS: &str = "karpenter_nodepools_allowed_disruptions";
     /// Hourly price of each NodePool's live NodeClaims (Kerf's own: no Karpenter metric says it).
     pub const NODEPOOL_COST_PER_HOUR: &str = "kerf_nodepool_cost_per_hour";
+    pub const INTERRUPTION_RECEIVED: &str = "karpenter_interruption_received_messages_total";
+    pub const INTERRUPTION_DELETED: &str = "karpenter_interruption_deleted_messages_total";
 }
 
 /// EMF units.

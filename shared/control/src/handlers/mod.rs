@@ -3,6 +3,7 @@
 //! sim` and the tests call the very same code with simulated ones.
 
 pub mod disruption;
+pub mod interruption;
 pub mod provisioner;
 pub mod termination;
 pub mod webhook;

@@ -12,7 +12,7 @@
 //! 6. if a launch found no capacity, its offerings are now cached unavailable and its
 //!    NodeClaim is gone: plan once more in the same invocation.
 
-mod act;
+pub mod act;
 mod notify;
 
 use std::time::Instant;

@@ -1,0 +1,266 @@
+//! Acting on a batch of interruption messages, as Karpenter's interruption controller does,
+//! from one snapshot per batch: a spot interruption marks its offering unavailable; it, a
+//! scheduled change, a stopping or terminating instance and a capacity-reservation
+//! interruption launch replacement capacity for the node's pods at once (the engine's
+//! evacuation, the reclaimed offering left out) and start the NodeClaim's termination; a
+//! rebalance recommendation is an Event, and a replacement too when the NodePool opts in
+//! with `kerf.dev/rebalance: replace` and the `RebalanceReplacement` gate is on.
+//!
+//! Messages that cannot be parsed, carry no action or name instances Kerf does not manage
+//! are dropped (deleted); one whose handling hits a transient error is reported failed, so
+//! SQS delivers it again. Handling is idempotent: a NodeClaim already deleting is left alone.
+
+use std::collections::BTreeMap;
+
+use kerf_api::v1::NodeClaim;
+use kerf_catalog::CapacityType;
+use kerf_catalog::unavailable::{OfferingKey, marks};
+use kerf_engine::DisruptOptions;
+use serde_json::json;
+
+use super::events::{Interruption, parse};
+use crate::claim;
+use crate::ctx::Ctx;
+use crate::disrupt::execute::delete_one;
+use crate::error::ControlError;
+use crate::log::{controllers::INTERRUPTION, obj};
+use crate::ports::{Cloud, Cluster, EventSpec, EventType, InvolvedObject, Publisher, Queue};
+use crate::provision::act::{create_claim, launch_claim};
+use crate::view::View;
+
+/// The NodePool annotation opting in to replacement on a rebalance recommendation.
+pub const REBALANCE_ANNOTATION: &str = "kerf.dev/rebalance";
+
+/// One SQS message.
+#[derive(Clone, Debug)]
+pub struct Message {
+    pub id: String,
+    pub body: String,
+}
+
+/// Options of the interruption function.
+#[derive(Clone, Debug, Default)]
+pub struct InterruptOptions {
+    /// Replace nodes on a rebalance recommendation when their NodePool opts in.
+    pub rebalance_replacement: bool,
+}
+
+/// What a batch did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BatchReport {
+    /// Messages to deliver again (a transient error).
+    pub failed: Vec<String>,
+    /// Messages handled or dropped (deleted).
+    pub deleted: usize,
+    /// Replacement NodeClaims created.
+    pub replacements: Vec<String>,
+    /// NodeClaims whose termination started.
+    pub terminated: Vec<String>,
+}
+
+/// What to do for a NodeClaim, and the messages asking for it.
+#[derive(Default)]
+struct Plan {
+    evacuate: BTreeMap<String, Vec<String>>,
+    reclaimed: Vec<OfferingKey>,
+}
+
+/// Handles a batch.
+pub async fn handle_batch<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    termination: &Q,
+    messages: &[Message],
+    opts: &InterruptOptions,
+) -> BatchReport {
+    let mut report = BatchReport::default();
+    let mut work: Vec<(&str, Interruption)> = Vec::new();
+    for m in messages {
+        match parse(&m.body) {
+            Ok(e) if e.interruption == Interruption::NoOp => report.deleted += 1,
+            Ok(e) => work.push((&m.id, e.interruption)),
+            Err(e) => {
+                ctx.log.warn(
+                    INTERRUPTION,
+                    "failed parsing interruption message",
+                    json!({"message-id": m.id, "error": e.to_string()}),
+                );
+                report.deleted += 1;
+            }
+        }
+    }
+    if work.is_empty() {
+        return report;
+    }
+    let ids: Vec<String> = work.iter().map(|(id, _)| id.to_string()).collect();
+    match act(ctx, termination, &work, opts, &mut report).await {
+        Ok(()) => report.deleted += work.len() - report.failed.len(),
+        Err(e) => {
+            ctx.log.error(
+                INTERRUPTION,
+                "failed handling interruption messages",
+                json!({"error": e.to_string()}),
+            );
+            report.failed = ids;
+        }
+    }
+    report
+}
+
+async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    termination: &Q,
+    work: &[(&str, Interruption)],
+    opts: &InterruptOptions,
+    report: &mut BatchReport,
+) -> Result<(), ControlError> {
+    let view = View::read_with(ctx, true).await?;
+    let by_instance: BTreeMap<&str, &NodeClaim> = view
+        .snap
+        .node_claims
+        .iter()
+        .filter_map(|c| claim::provider_id(c).map(|p| (instance_id(p), c)))
+        .collect();
+    let mut plan = Plan::default();
+    for (id, i) in work {
+        for instance in i.instance_ids() {
+            let Some(c) = by_instance.get(instance) else {
+                continue;
+            };
+            if c.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
+            decide(ctx, &view, c, id, i, opts, &mut plan).await;
+        }
+    }
+    if plan.evacuate.is_empty() {
+        return Ok(());
+    }
+    let view = if plan.reclaimed.is_empty() {
+        view
+    } else {
+        let now = ctx.now();
+        ctx.cluster
+            .record_unavailable(&marks(&plan.reclaimed, now), now)
+            .await?;
+        View::read_with(ctx, true).await?
+    };
+    replace(ctx, &view, &plan, report).await?;
+    for name in plan.evacuate.keys() {
+        let pool = view
+            .snap
+            .node_claims
+            .iter()
+            .find(|c| claim::name(c) == name)
+            .and_then(|c| claim::pool_name(c))
+            .unwrap_or_default()
+            .to_string();
+        delete_one(ctx, termination, name, &pool, "interrupted").await?;
+        report.terminated.push(name.clone());
+    }
+    Ok(())
+}
+
+/// What one message asks for one of Kerf's NodeClaims.
+async fn decide<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    view: &View,
+    c: &NodeClaim,
+    id: &str,
+    i: &Interruption,
+    opts: &InterruptOptions,
+    plan: &mut Plan,
+) {
+    let name = claim::name(c).to_string();
+    ctx.log.info(
+        INTERRUPTION,
+        "initiating delete from interruption message",
+        json!({"NodeClaim": obj(&name), "message-id": id, "messageKind": i.kind(),
+               "action": "CordonAndDrain"}),
+    );
+    match i {
+        Interruption::SpotInterrupted { .. } => {
+            if let Some(k) = offering(c) {
+                plan.reclaimed.push(k);
+            }
+        }
+        Interruption::RebalanceRecommendation { .. } => {
+            notify_rebalance(ctx, c).await;
+            let opted = claim::pool_name(c)
+                .and_then(|p| view.pool(p))
+                .and_then(|p| p.metadata.annotations.as_ref())
+                .and_then(|a| a.get(REBALANCE_ANNOTATION))
+                .is_some_and(|v| v == "replace");
+            if !(opted && opts.rebalance_replacement) {
+                return;
+            }
+        }
+        _ => {}
+    }
+    plan.evacuate.entry(name).or_default().push(id.to_string());
+}
+
+/// Launches the evacuation's replacements; a launch without capacity is left to the
+/// provisioner, which places the pods once they are evicted.
+async fn replace<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    view: &View,
+    plan: &Plan,
+    report: &mut BatchReport,
+) -> Result<(), ControlError> {
+    let conv = view.convert(ctx);
+    let names: Vec<String> = plan.evacuate.keys().cloned().collect();
+    let opts = DisruptOptions {
+        max_instance_types: ctx.settings.max_instance_types,
+        optimize_cost: ctx.settings.optimize_cost,
+        ..DisruptOptions::default()
+    };
+    let evac = kerf_engine::evacuate(&conv.snapshot, &names, &opts);
+    let labels = BTreeMap::new();
+    for l in &evac.launches {
+        let created = create_claim(ctx, view, l, &labels, "interrupted")
+            .await
+            .map_err(ControlError::Invalid)?;
+        report.replacements.push(claim::name(&created).to_string());
+        launch_claim(ctx, view, &created).await;
+    }
+    Ok(())
+}
+
+/// The instance id at the end of a provider ID (`aws:///zone/i-…`).
+fn instance_id(provider_id: &str) -> &str {
+    provider_id.rsplit('/').next().unwrap_or(provider_id)
+}
+
+/// The offering a NodeClaim runs on.
+fn offering(c: &NodeClaim) -> Option<OfferingKey> {
+    let l = c.metadata.labels.as_ref()?;
+    let ct = match l.get(kerf_labels::CAPACITY_TYPE)?.as_str() {
+        kerf_labels::CAPACITY_TYPE_SPOT => CapacityType::Spot,
+        kerf_labels::CAPACITY_TYPE_RESERVED => CapacityType::Reserved,
+        _ => CapacityType::OnDemand,
+    };
+    Some(OfferingKey::new(
+        ct,
+        l.get(kerf_labels::INSTANCE_TYPE)?,
+        l.get(kerf_labels::ZONE)?,
+    ))
+}
+
+/// Karpenter's `RebalanceRecommendation` Event on the node's NodeClaim.
+async fn notify_rebalance<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, c: &NodeClaim) {
+    let ev = EventSpec {
+        involved: InvolvedObject {
+            api_version: "karpenter.sh/v1".into(),
+            kind: "NodeClaim".into(),
+            name: claim::name(c).to_string(),
+            namespace: String::new(),
+            uid: c.metadata.uid.clone().unwrap_or_default(),
+        },
+        type_: EventType::Normal,
+        reason: "RebalanceRecommendation".into(),
+        message:
+            "EC2 recommends rebalancing: the instance has an elevated risk of spot interruption"
+                .into(),
+    };
+    crate::provision::emit_all(ctx, vec![ev]).await;
+}

@@ -1,0 +1,167 @@
+//! Interruption end to end in simulated time, Kerf's real handler against the in-process API
+//! server and the simulated EC2: a spot warning for a node running pods gets a replacement on
+//! another offering in the same invocation, the node drained and its instance terminated, and
+//! every pod running again well within the two minutes' notice; the same message again
+//! changes nothing; unparseable and unmanaged messages are dropped, never retried.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
+use jiff::SignedDuration;
+use kerf_control::handlers::interruption::handle;
+use kerf_control::interrupt::InterruptOptions;
+use kerf_e2e::world::*;
+use kerf_sim::world::World;
+use serde_json::{Value, json};
+
+fn spot_warning(instance: &str) -> String {
+    json!({"version": "0", "id": format!("warning-{instance}"), "detail-type": "EC2 Spot Instance Interruption Warning",
+           "source": "aws.ec2", "account": "123456789012", "time": "2027-01-01T00:05:00Z", "region": "us-west-2",
+           "resources": [format!("arn:aws:ec2:us-west-2a:instance/{instance}")],
+           "detail": {"instance-id": instance, "instance-action": "terminate"}})
+    .to_string()
+}
+
+fn batch(bodies: &[(&str, String)]) -> Value {
+    let records: Vec<Value> = bodies
+        .iter()
+        .map(|(id, body)| json!({"messageId": id, "body": body, "attributes": {"SentTimestamp": "0"}}))
+        .collect();
+    json!({"Records": records})
+}
+
+/// A spot pool running six `inflate` pods.
+async fn spot_cluster() -> World {
+    let mut w = getting_started_with(coarse()).await.unwrap();
+    w.apply(
+        &read("examples/getting-started/nodepool.yaml")
+            .replace("values: [\"on-demand\"]", "values: [\"spot\"]")
+            .replace("consolidateAfter: 1m", "consolidateAfter: Never"),
+    )
+    .await
+    .unwrap();
+    w.apply(&inflate(6)).await.unwrap();
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 6))
+            .await
+            .unwrap()
+    );
+    w
+}
+
+fn label(c: &kerf_api::v1::NodeClaim, k: &str) -> String {
+    c.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(k).cloned())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_spot_warning_replaces_the_node_before_it_goes_and_loses_no_pod() {
+    let mut w = spot_cluster().await;
+    let before = claims(&w.client).await;
+    let victim = before[0].clone();
+    let name = victim.metadata.name.clone().unwrap();
+    assert_eq!(label(&victim, "karpenter.sh/capacity-type"), "spot");
+    let instance = kerf_control::claim::provider_id(&victim)
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let event = batch(&[("m1", spot_warning(&instance))]);
+    let opts = InterruptOptions::default();
+    let r = handle(&w.provisioner, &w.termination_queue, &event, &opts).await;
+    assert_eq!(r["batchItemFailures"], json!([]));
+
+    let now = claims(&w.client).await;
+    let replacements: Vec<_> = now
+        .iter()
+        .filter(|c| !before.iter().any(|b| b.metadata.name == c.metadata.name))
+        .collect();
+    assert_eq!(
+        replacements.len(),
+        1,
+        "a replacement in the same invocation"
+    );
+    let old = now
+        .iter()
+        .find(|c| c.metadata.name.as_deref() == Some(&name))
+        .unwrap();
+    assert!(
+        old.metadata.deletion_timestamp.is_some(),
+        "its termination started"
+    );
+    let offering = |c: &kerf_api::v1::NodeClaim| {
+        (
+            label(c, "node.kubernetes.io/instance-type"),
+            label(c, "topology.kubernetes.io/zone"),
+        )
+    };
+    assert_ne!(
+        offering(replacements[0]),
+        offering(&victim),
+        "the reclaimed offering is left out"
+    );
+
+    assert!(
+        w.run_until(SignedDuration::from_mins(2), |c| {
+            let name = name.clone();
+            async move {
+                all_running(c.clone(), 6).await
+                    && !claims(&c)
+                        .await
+                        .iter()
+                        .any(|x| x.metadata.name.as_deref() == Some(name.as_str()))
+            }
+        })
+        .await
+        .unwrap(),
+        "every pod runs again and the node is gone within the two minutes: {:?}",
+        not_running(&w.client).await
+    );
+    assert!(
+        w.cloud
+            .instances()
+            .iter()
+            .any(|i| i.info.id == instance && i.info.state == "terminated")
+    );
+
+    let again = handle(&w.provisioner, &w.termination_queue, &event, &opts).await;
+    assert_eq!(again["batchItemFailures"], json!([]));
+    w.run_for(SignedDuration::from_mins(1)).await.unwrap();
+    assert_eq!(
+        claims(&w.client).await.len(),
+        before.len(),
+        "the same warning again changes nothing"
+    );
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
+}
+
+#[tokio::test]
+async fn unparseable_unknown_and_unmanaged_messages_are_dropped() {
+    let w = spot_cluster().await;
+    let before = claims(&w.client).await.len();
+    let event = batch(&[
+        ("bad", "not json".into()),
+        (
+            "other",
+            json!({"version": "0", "detail-type": "x", "source": "my.app", "detail": {}})
+                .to_string(),
+        ),
+        ("stranger", spot_warning("i-0000000000000dead")),
+    ]);
+    let r = handle(
+        &w.provisioner,
+        &w.termination_queue,
+        &event,
+        &InterruptOptions::default(),
+    )
+    .await;
+    assert_eq!(r["batchItemFailures"], json!([]), "nothing comes back");
+    assert_eq!(claims(&w.client).await.len(), before, "nothing acted");
+}
