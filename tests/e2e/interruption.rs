@@ -11,6 +11,7 @@ use kerf_control::handlers::interruption::handle;
 use kerf_control::interrupt::InterruptOptions;
 use kerf_e2e::world::*;
 use kerf_sim::world::World;
+use kerf_sim::world::crash::CrashSwitch;
 use serde_json::{Value, json};
 
 fn spot_warning(instance: &str) -> String {
@@ -31,9 +32,22 @@ fn batch(bodies: &[(&str, String)]) -> Value {
 
 /// A spot pool running six `inflate` pods.
 async fn spot_cluster() -> World {
+    spot_cluster_of(&read("examples/getting-started/nodepool.yaml")).await
+}
+
+/// [`spot_cluster`] on nodes of 4 vCPU, so the pods need several.
+async fn small_spot_cluster() -> World {
+    let pool = read("examples/getting-started/nodepool.yaml").replace(
+        "values: [\"2\"]",
+        "values: [\"2\"]\n        - key: karpenter.k8s.aws/instance-cpu\n          operator: In\n          values: [\"4\"]",
+    );
+    spot_cluster_of(&pool).await
+}
+
+async fn spot_cluster_of(pool: &str) -> World {
     let mut w = getting_started_with(coarse()).await.unwrap();
     w.apply(
-        &read("examples/getting-started/nodepool.yaml")
+        &pool
             .replace("values: [\"on-demand\"]", "values: [\"spot\"]")
             .replace("consolidateAfter: 1m", "consolidateAfter: Never"),
     )
@@ -164,4 +178,85 @@ async fn unparseable_unknown_and_unmanaged_messages_are_dropped() {
     .await;
     assert_eq!(r["batchItemFailures"], json!([]), "nothing comes back");
     assert_eq!(claims(&w.client).await.len(), before, "nothing acted");
+}
+
+fn instance_of(c: &kerf_api::v1::NodeClaim) -> String {
+    kerf_control::claim::provider_id(c)
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// Two warnings and an unparseable message for two spot nodes, by node name order.
+async fn two_warnings(w: &World) -> (Value, Vec<String>) {
+    let mut cs = claims(&w.client).await;
+    cs.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    assert!(cs.len() >= 2, "{} nodes", cs.len());
+    let event = batch(&[
+        ("first", spot_warning(&instance_of(&cs[0]))),
+        ("garbled", "{".into()),
+        ("second", spot_warning(&instance_of(&cs[1]))),
+    ]);
+    let names = cs
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap())
+        .collect();
+    (event, names)
+}
+
+#[tokio::test]
+async fn only_the_message_whose_handling_fails_transiently_comes_back() {
+    let opts = InterruptOptions::default();
+    let total = {
+        let w = small_spot_cluster().await;
+        let (event, _) = two_warnings(&w).await;
+        let switch = CrashSwitch::after(usize::MAX);
+        let r = handle(&w.crashing(&switch), &w.termination_queue, &event, &opts).await;
+        assert_eq!(r["batchItemFailures"], json!([]));
+        switch.calls()
+    };
+    // The last call of a clean run starts the second node's termination: failing it fails
+    // the second message only.
+    let w = small_spot_cluster().await;
+    let (event, names) = two_warnings(&w).await;
+    let switch = CrashSwitch::after(total - 1);
+    let r = handle(&w.crashing(&switch), &w.termination_queue, &event, &opts).await;
+    assert_eq!(
+        r["batchItemFailures"],
+        json!([{"itemIdentifier": "second"}]),
+        "the good message and the garbled one are deleted"
+    );
+    let now = claims(&w.client).await;
+    let deleting = |n: &str| {
+        now.iter()
+            .find(|c| c.metadata.name.as_deref() == Some(n))
+            .is_some_and(|c| c.metadata.deletion_timestamp.is_some())
+    };
+    assert!(deleting(&names[0]), "the first node is being terminated");
+    assert!(!deleting(&names[1]), "the second waits for its redelivery");
+    let again = handle(
+        &w.provisioner,
+        &w.termination_queue,
+        &batch(&[(
+            "second",
+            spot_warning(&instance_of(
+                now.iter()
+                    .find(|c| c.metadata.name.as_deref() == Some(names[1].as_str()))
+                    .unwrap(),
+            )),
+        )]),
+        &opts,
+    )
+    .await;
+    assert_eq!(again["batchItemFailures"], json!([]));
+    assert!(
+        claims(&w.client)
+            .await
+            .iter()
+            .any(|c| c.metadata.name.as_deref() == Some(names[1].as_str())
+                && c.metadata.deletion_timestamp.is_some()),
+        "the redelivery starts the second termination"
+    );
 }

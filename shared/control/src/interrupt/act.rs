@@ -139,13 +139,30 @@ async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         view
     } else {
         let now = ctx.now();
-        ctx.cluster
+        if let Err(e) = ctx
+            .cluster
             .record_unavailable(&marks(&plan.reclaimed, now), now)
-            .await?;
+            .await
+        {
+            // Best effort, as for launches: the replacement may then be offered the
+            // reclaimed offering too, which the fleet request ranks by capacity.
+            ctx.log.warn(
+                INTERRUPTION,
+                "could not record unavailable offerings",
+                json!({"error": e.to_string()}),
+            );
+        }
         View::read_with(ctx, true).await?
     };
-    replace(ctx, &view, &plan, report).await?;
-    for name in plan.evacuate.keys() {
+    if let Err(e) = replace(ctx, &view, &plan, report).await {
+        // Nothing is terminated before its replacement exists: every message comes back.
+        warn_failed(ctx, "launching replacements", &e);
+        for ids in plan.evacuate.values() {
+            fail(report, ids);
+        }
+        return Ok(());
+    }
+    for (name, ids) in &plan.evacuate {
         let pool = view
             .snap
             .node_claims
@@ -154,10 +171,32 @@ async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
             .and_then(|c| claim::pool_name(c))
             .unwrap_or_default()
             .to_string();
-        delete_one(ctx, termination, name, &pool, "interrupted").await?;
-        report.terminated.push(name.clone());
+        match delete_one(ctx, termination, name, &pool, "interrupted").await {
+            Ok(()) => report.terminated.push(name.clone()),
+            Err(e) => {
+                warn_failed(ctx, "starting termination", &e);
+                fail(report, ids);
+            }
+        }
     }
     Ok(())
+}
+
+/// Reports `ids` failed (once each).
+fn fail(report: &mut BatchReport, ids: &[String]) {
+    for id in ids {
+        if !report.failed.contains(id) {
+            report.failed.push(id.clone());
+        }
+    }
+}
+
+fn warn_failed<C, K, P>(ctx: &Ctx<C, K, P>, what: &str, e: &ControlError) {
+    ctx.log.warn(
+        INTERRUPTION,
+        "interruption message will be retried",
+        json!({"step": what, "error": e.to_string()}),
+    );
 }
 
 /// What one message asks for one of Kerf's NodeClaims.
