@@ -87,6 +87,24 @@ async fn a_spot_warning_replaces_the_node_before_it_goes_and_loses_no_pod() {
     let opts = InterruptOptions::default();
     let r = handle(&w.provisioner, &w.termination_queue, &event, &opts).await;
     assert_eq!(r["batchItemFailures"], json!([]));
+    let emf = w.logs.entries();
+    for n in [
+        "karpenter_interruption_received_messages_total",
+        "karpenter_interruption_deleted_messages_total",
+        "karpenter_interruption_message_queue_duration_seconds",
+    ] {
+        assert!(
+            emf.iter().any(|x| x.get(n).is_some()),
+            "no EMF line for {n}"
+        );
+    }
+    assert!(
+        emf.iter().any(
+            |x| x["message"] == "initiating delete from interruption message"
+                && x["messageKind"] == "spot_interrupted"
+        ),
+        "Karpenter's log line"
+    );
 
     let now = claims(&w.client).await;
     let replacements: Vec<_> = now

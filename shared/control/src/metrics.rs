@@ -32,6 +32,8 @@ pub mod names {
     pub const NODEPOOL_COST_PER_HOUR: &str = "kerf_nodepool_cost_per_hour";
     pub const INTERRUPTION_RECEIVED: &str = "karpenter_interruption_received_messages_total";
     pub const INTERRUPTION_DELETED: &str = "karpenter_interruption_deleted_messages_total";
+    pub const INTERRUPTION_QUEUE_DURATION: &str =
+        "karpenter_interruption_message_queue_duration_seconds";
 }
 
 /// EMF units.

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{batch_failures, flush_metrics};
 use crate::ctx::Ctx;
 use crate::interrupt::{InterruptOptions, Message, handle_batch};
-use crate::metrics::names::{INTERRUPTION_DELETED, INTERRUPTION_RECEIVED};
+use crate::metrics::names::INTERRUPTION_DELETED;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
 
 /// The messages of an SQS event.
@@ -21,6 +21,10 @@ pub fn messages(event: &Value) -> Vec<Message> {
             Some(Message {
                 id: r["messageId"].as_str()?.to_string(),
                 body: r["body"].as_str().unwrap_or_default().to_string(),
+                sent: r["attributes"]["SentTimestamp"]
+                    .as_str()
+                    .and_then(|t| t.parse::<i64>().ok())
+                    .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok()),
             })
         })
         .collect()
@@ -34,8 +38,6 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     opts: &InterruptOptions,
 ) -> Value {
     let batch = messages(event);
-    ctx.metrics
-        .count(INTERRUPTION_RECEIVED, &[], batch.len() as f64);
     let report = handle_batch(ctx, termination, &batch, opts).await;
     ctx.metrics
         .count(INTERRUPTION_DELETED, &[], report.deleted as f64);

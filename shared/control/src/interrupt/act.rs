@@ -24,6 +24,7 @@ use crate::ctx::Ctx;
 use crate::disrupt::execute::delete_one;
 use crate::error::ControlError;
 use crate::log::{controllers::INTERRUPTION, obj};
+use crate::metrics::names::{INTERRUPTION_QUEUE_DURATION, INTERRUPTION_RECEIVED};
 use crate::ports::{Cloud, Cluster, EventSpec, EventType, InvolvedObject, Publisher, Queue};
 use crate::provision::act::{create_claim, launch_claim};
 use crate::view::View;
@@ -36,6 +37,8 @@ pub const REBALANCE_ANNOTATION: &str = "kerf.dev/rebalance";
 pub struct Message {
     pub id: String,
     pub body: String,
+    /// When SQS received it (`attributes.SentTimestamp`).
+    pub sent: Option<jiff::Timestamp>,
 }
 
 /// Options of the interruption function.
@@ -75,6 +78,14 @@ pub async fn handle_batch<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     let mut report = BatchReport::default();
     let mut work: Vec<(&str, Interruption)> = Vec::new();
     for m in messages {
+        if let Some(sent) = m.sent {
+            let waited = ctx.now().duration_since(sent).as_secs_f64().max(0.0);
+            ctx.metrics
+                .observe(INTERRUPTION_QUEUE_DURATION, &[], waited);
+        }
+        let kind = parse(&m.body).map_or("unknown", |e| e.interruption.kind());
+        ctx.metrics
+            .count(INTERRUPTION_RECEIVED, &[("message_type", kind)], 1.0);
         match parse(&m.body) {
             Ok(e) if e.interruption == Interruption::NoOp => report.deleted += 1,
             Ok(e) => work.push((&m.id, e.interruption)),
