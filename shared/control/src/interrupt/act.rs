@@ -25,8 +25,9 @@ use crate::disrupt::execute::delete_one;
 use crate::error::ControlError;
 use crate::log::{controllers::INTERRUPTION, obj};
 use crate::metrics::names::{INTERRUPTION_QUEUE_DURATION, INTERRUPTION_RECEIVED};
-use crate::ports::{Cloud, Cluster, EventSpec, EventType, InvolvedObject, Publisher, Queue};
+use crate::ports::{Cloud, Cluster, EventType, Publisher, Queue};
 use crate::provision::act::{create_claim, launch_claim};
+use crate::provision::notify::claim_event_of;
 use crate::view::View;
 
 /// The NodePool annotation opting in to replacement on a rebalance recommendation.
@@ -298,19 +299,6 @@ fn offering(c: &NodeClaim) -> Option<OfferingKey> {
 
 /// Karpenter's `RebalanceRecommendation` Event on the node's NodeClaim.
 async fn notify_rebalance<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, c: &NodeClaim) {
-    let ev = EventSpec {
-        involved: InvolvedObject {
-            api_version: "karpenter.sh/v1".into(),
-            kind: "NodeClaim".into(),
-            name: claim::name(c).to_string(),
-            namespace: String::new(),
-            uid: c.metadata.uid.clone().unwrap_or_default(),
-        },
-        type_: EventType::Normal,
-        reason: "RebalanceRecommendation".into(),
-        message:
-            "EC2 recommends rebalancing: the instance has an elevated risk of spot interruption"
-                .into(),
-    };
-    crate::provision::emit_all(ctx, vec![ev]).await;
+    let why = "EC2 recommends rebalancing: the instance has an elevated risk of spot interruption";
+    claim_event_of(ctx, c, EventType::Normal, "RebalanceRecommendation", why).await;
 }

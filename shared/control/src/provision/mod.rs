@@ -13,7 +13,7 @@
 //!    NodeClaim is gone: plan once more in the same invocation.
 
 pub mod act;
-mod notify;
+pub(crate) mod notify;
 
 use std::time::Instant;
 

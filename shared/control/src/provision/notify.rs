@@ -107,10 +107,21 @@ pub async fn emit_all<C: Cluster, K: Cloud, P: Publisher>(
     }
 }
 
-/// An Event on a NodeClaim.
+/// A Warning Event on a NodeClaim.
 pub(crate) async fn claim_event<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     c: &NodeClaim,
+    reason: &str,
+    message: &str,
+) {
+    claim_event_of(ctx, c, EventType::Warning, reason, message).await;
+}
+
+/// An Event of `type_` on a NodeClaim.
+pub(crate) async fn claim_event_of<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    c: &NodeClaim,
+    type_: EventType,
     reason: &str,
     message: &str,
 ) {
@@ -122,7 +133,7 @@ pub(crate) async fn claim_event<C: Cluster, K: Cloud, P: Publisher>(
             namespace: String::new(),
             uid: c.metadata.uid.clone().unwrap_or_default(),
         },
-        type_: EventType::Warning,
+        type_,
         reason: reason.into(),
         message: message.into(),
     };

@@ -12,7 +12,7 @@ use rustc_hash::FxHashSet;
 use super::candidates::Candidate;
 use super::pods::is_reschedulable;
 use crate::model::{Options, Snapshot};
-use crate::plan::{Launch, Nomination};
+use crate::plan::{Launch, Nomination, Plan};
 use crate::prepare::Overlay;
 use crate::{Prepared, plan_prepared};
 
@@ -95,21 +95,7 @@ impl<'a> Simulator<'a> {
     /// can relax an anti-affinity or spread constraint of such a pod; it then competes for
     /// room in Kerf's simulations no more than it did before.)
     fn drop_hopeless(&mut self) {
-        let gone = self.going.clone();
-        let moved: FxHashSet<usize> = self.going_pods.iter().copied().collect();
-        let overlay = Overlay {
-            gone: Some(&gone),
-            moved: Some(&moved),
-            cached: None,
-        };
-        let plan = plan_prepared(
-            self.snap,
-            &self.prep,
-            &self.going_pods,
-            overlay,
-            &self.opts,
-            &FxHashSet::default(),
-        );
+        let plan = self.plan_removing(&[], &[], &FxHashSet::default());
         let hopeless: FxHashSet<&str> = plan.unschedulable.iter().map(|u| u.pod.as_str()).collect();
         if hopeless.is_empty() {
             return;
@@ -118,6 +104,34 @@ impl<'a> Simulator<'a> {
         let keep = |i: &usize| !hopeless.contains(snap.pods[*i].key().as_str());
         self.prep.pending.retain(keep);
         self.going_pods.retain(keep);
+    }
+
+    /// The provisioning plan with `nodes` and the going nodes removed and their pods
+    /// (`movable`, the going pods) placed again beside the pending pods.
+    fn plan_removing(&self, nodes: &[&str], movable: &[usize], taken: &FxHashSet<String>) -> Plan {
+        let mut gone = self.going.clone();
+        gone.extend(nodes.iter().map(|n| n.to_string()));
+        let mut moved_list = self.going_pods.clone();
+        moved_list.extend(
+            movable
+                .iter()
+                .copied()
+                .filter(|i| !self.going_pods.contains(i)),
+        );
+        let moved: FxHashSet<usize> = moved_list.iter().copied().collect();
+        let overlay = Overlay {
+            gone: Some(&gone),
+            moved: Some(&moved),
+            cached: None,
+        };
+        plan_prepared(
+            self.snap,
+            &self.prep,
+            &moved_list,
+            overlay,
+            &self.opts,
+            taken,
+        )
     }
 
     /// Simulates removing `cands`; new NodeClaims are named apart from `taken`.
@@ -137,29 +151,7 @@ impl<'a> Simulator<'a> {
         movable: &[usize],
         taken: &FxHashSet<String>,
     ) -> Outcome {
-        let mut gone = self.going.clone();
-        gone.extend(nodes.iter().map(|n| n.to_string()));
-        let mut moved_list = self.going_pods.clone();
-        moved_list.extend(
-            movable
-                .iter()
-                .copied()
-                .filter(|i| !self.going_pods.contains(i)),
-        );
-        let moved: FxHashSet<usize> = moved_list.iter().copied().collect();
-        let overlay = Overlay {
-            gone: Some(&gone),
-            moved: Some(&moved),
-            cached: None,
-        };
-        let plan = plan_prepared(
-            self.snap,
-            &self.prep,
-            &moved_list,
-            overlay,
-            &self.opts,
-            taken,
-        );
+        let plan = self.plan_removing(nodes, movable, taken);
         let keys: FxHashSet<String> = movable.iter().map(|&i| self.snap.pods[i].key()).collect();
         let waiting: Vec<(String, String)> = plan
             .nominations
