@@ -71,6 +71,16 @@ impl<'a> Pass<'a> {
             .collect()
     }
 
+    /// Orders candidates by Karpenter's savings ratio, highest first (ties by name).
+    pub fn sort_by_savings(&self, order: &mut [usize]) {
+        order.sort_by(|&a, &b| {
+            let (ca, cb) = (&self.cands[a], &self.cands[b]);
+            cb.savings_ratio()
+                .total_cmp(&ca.savings_ratio())
+                .then(ca.name().cmp(cb.name()))
+        });
+    }
+
     /// True while the pass may run another simulation.
     pub fn can_simulate(&self) -> bool {
         self.simulations < self.opts.max_simulations

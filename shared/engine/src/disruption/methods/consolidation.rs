@@ -91,12 +91,7 @@ fn eligible(pass: &mut Pass<'_>) -> Vec<usize> {
             None => order.push(i),
         }
     }
-    order.sort_by(|&a, &b| {
-        let (ca, cb) = (&pass.cands[a], &pass.cands[b]);
-        cb.savings_ratio()
-            .total_cmp(&ca.savings_ratio())
-            .then(ca.name().cmp(cb.name()))
-    });
+    pass.sort_by_savings(&mut order);
     order
 }
 

@@ -21,12 +21,7 @@ pub fn run(pass: &mut Pass<'_>) -> bool {
             None => order.push(i),
         }
     }
-    order.sort_by(|&a, &b| {
-        let (ca, cb) = (&pass.cands[a], &pass.cands[b]);
-        cb.savings_ratio()
-            .total_cmp(&ca.savings_ratio())
-            .then(ca.name().cmp(cb.name()))
-    });
+    pass.sort_by_savings(&mut order);
     let mut planned = false;
     for i in order {
         if pass.budget_left(i, Method::Emptiness) == 0 {
