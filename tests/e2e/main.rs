@@ -1,0 +1,8 @@
+//! Kerf's end-to-end suites, one module each, built as one test binary.
+
+mod capacity;
+mod disruption;
+mod handlers;
+mod interruption;
+mod provisioning;
+mod termination;
