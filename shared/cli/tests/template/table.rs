@@ -69,7 +69,6 @@ pub const FUNCTIONS: &[Function] = &[
         env: &[("KERF_TERMINATION_QUEUE_URL", "TerminationQueue")],
         serialized: false,
     },
-    // Not written yet: its queue exists in the template already.
     Function {
         dir: "functions/interruption",
         binary: "kerf-interruption",
@@ -77,7 +76,7 @@ pub const FUNCTIONS: &[Function] = &[
         group: "kerf:interruption",
         rbac: "infra/rbac/interruption.yaml",
         triggers: &[Trigger::Queue("InterruptionQueue")],
-        env: &[],
+        env: &[("KERF_TERMINATION_QUEUE_URL", "TerminationQueue")],
         serialized: false,
     },
     Function {

@@ -7,29 +7,30 @@
 //! Envelope fields other than `source`, `detail-type` and `detail` are optional: moto's
 //! delivered envelopes lack `account`.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The EventBridge envelope.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// The EventBridge envelope. It serializes back to what it was read from (fields absent on
+/// input stay absent).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 pub struct Envelope {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub version: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
     #[serde(rename = "detail-type")]
     pub detail_type: String,
     pub source: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
     /// RFC3339.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     #[serde(default)]
     pub resources: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub detail: Value,
 }
 
@@ -226,6 +227,78 @@ mod tests {
         assert_eq!(parse(run).unwrap().interruption, Interruption::NoOp);
         let other = r#"{"detail-type":"x","source":"my.app","detail":{}}"#;
         assert_eq!(parse(other).unwrap().interruption, Interruption::NoOp);
+    }
+
+    /// `events/<name>` of the repository.
+    fn sample(name: &str) -> String {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../events")
+            .join(name);
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
+    #[test]
+    fn every_sample_event_round_trips_and_parses_to_its_kind() {
+        let kinds = [
+            (
+                "spot-interruption.json",
+                "spot_interrupted",
+                vec!["i-0123456789abcdef0"],
+            ),
+            (
+                "spot-interruption-moto.json",
+                "spot_interrupted",
+                vec!["i-b8ca42e28c3fc4a6b"],
+            ),
+            (
+                "rebalance-recommendation.json",
+                "rebalance_recommendation",
+                vec!["i-0b662ef9931388ba0"],
+            ),
+            (
+                "instance-state-change.json",
+                "instance_terminated",
+                vec!["i-abcd1111"],
+            ),
+            (
+                "scheduled-change.json",
+                "scheduled_change",
+                vec!["i-12345678", "i-87654321"],
+            ),
+            (
+                "capacity-reservation-interruption.json",
+                "capacity_reservation_interrupted",
+                vec!["i-0abc"],
+            ),
+        ];
+        for (name, kind, ids) in kinds {
+            let body = sample(name);
+            let e = parse(&body).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(e.interruption.kind(), kind, "{name}");
+            assert_eq!(e.interruption.instance_ids(), ids, "{name}");
+            let original: Value = serde_json::from_str(&body).unwrap();
+            let back = serde_json::to_value(&e.envelope).unwrap();
+            assert_eq!(back, original, "{name} round-trips");
+            let again = parse(&back.to_string()).unwrap();
+            assert_eq!(again, e, "{name} parses the same after the round trip");
+        }
+    }
+
+    #[test]
+    fn every_state_change_kerf_acts_on_and_the_rest() {
+        let state = |s: &str| {
+            let body = format!(
+                r#"{{"detail-type":"EC2 Instance State-change Notification","source":"aws.ec2","detail":{{"instance-id":"i-1","state":"{s}"}}}}"#
+            );
+            parse(&body).unwrap().interruption.kind()
+        };
+        assert_eq!(state("stopping"), "instance_stopped");
+        assert_eq!(state("stopped"), "instance_stopped");
+        assert_eq!(state("shutting-down"), "instance_terminated");
+        assert_eq!(state("terminated"), "instance_terminated");
+        for other in ["pending", "running", "rebooting"] {
+            assert_eq!(state(other), "no_op", "{other}");
+        }
     }
 
     #[test]
