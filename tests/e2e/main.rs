@@ -3,6 +3,7 @@
 mod capacity;
 mod disruption;
 mod handlers;
+mod health;
 mod interruption;
 mod provisioning;
 mod termination;

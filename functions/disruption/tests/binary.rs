@@ -2,8 +2,9 @@
 //! Lambda Runtime API and fed the scheduled event from `events/`, one sweep resolves the
 //! EC2NodeClass's status from EC2 and SSM (subnets, security groups, AMIs, `Ready`), stamps
 //! Kerf's hashes on a NodeClaim that has none and marks a NodeClaim whose NodePool changed
-//! `Drifted`, and records the first command (an empty node) for a later sweep to confirm. A
-//! feature gate that does not exist stops the start with its variable named.
+//! `Drifted`, and records the first command (an empty node) for a later sweep to confirm; the
+//! instance-status poll before it finds every instance healthy. A feature gate that does not
+//! exist stops the start with its variable named.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
@@ -89,6 +90,9 @@ async fn the_binary_sweeps_node_classes_and_drift_through_ec2_on_moto() {
     // recorded now and started by a sweep at least 15 s later.
     assert_eq!(out["recorded"].as_array().map(Vec::len), Some(1), "{out}");
     assert_eq!(out["started"], json!([]), "{out}");
+    // The instance-status poll ran on moto first: every instance is healthy there.
+    assert_eq!(out["unhealthy"], json!([]), "{out}");
+    assert!(!logs.contains("instance status"), "{logs}");
 
     let classes: Api<EC2NodeClass> = Api::all(w.client.clone());
     let class = serde_json::to_value(classes.get("default").await.unwrap()).unwrap();

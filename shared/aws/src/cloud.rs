@@ -415,4 +415,8 @@ impl Cloud for Ec2Cloud {
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
         Ok(instances::terminate(&self.clients.ec2, ids).await?)
     }
+
+    async fn unhealthy(&self) -> Result<Vec<ports::Unhealthy>, CloudError> {
+        Ok(crate::health::unhealthy(&self.clients.ec2).await?)
+    }
 }

@@ -15,6 +15,7 @@ pub mod discovery;
 pub mod error;
 pub mod events;
 pub mod fleet;
+pub mod health;
 pub mod ice;
 pub mod instances;
 pub mod launch;

@@ -13,6 +13,7 @@ use kerf_aws::fleet::{self, LaunchRequest};
 use kerf_aws::network::Subnet;
 use kerf_aws::{OfferingKey, pricing};
 use kerf_catalog::CapacityType;
+use kerf_control::ports::{HealthCategory, Unhealthy};
 use support::proxy::{Fault, Proxy};
 use support::{clients, repo_root};
 
@@ -138,6 +139,43 @@ async fn create_fleet_fixture_yields_instance_and_capacity_errors() {
             OfferingKey::new(CapacityType::Spot, "c5.large", "us-west-2a"),
             OfferingKey::new(CapacityType::Spot, "m5.large", "us-west-2a"),
         ]
+    );
+}
+
+#[tokio::test]
+async fn describe_instance_status_fixture_yields_failed_checks_and_pending_events() {
+    let proxy = Proxy::start("http://127.0.0.1:9").await;
+    let c = clients(&proxy.url).await;
+    let body = fixture("describe-instance-status.xml");
+    serve(&proxy, "DescribeInstanceStatus", "text/xml", body, 3);
+    let found = kerf_aws::health::unhealthy(&c.ec2).await.unwrap();
+    assert_eq!(
+        proxy.count("DescribeInstanceStatus"),
+        3,
+        "one call per signal: filters are ANDed"
+    );
+    let at = |t: &str| Some(t.parse::<jiff::Timestamp>().unwrap());
+    let want = vec![
+        Unhealthy {
+            instance_id: "i-0aaa1111aaaa1111a".into(),
+            category: HealthCategory::InstanceStatus,
+            since: at("2026-01-01T10:01:00Z"),
+        },
+        Unhealthy {
+            instance_id: "i-0bbb2222bbbb2222b".into(),
+            category: HealthCategory::SystemStatus,
+            since: at("2026-01-01T10:03:30Z"),
+        },
+        Unhealthy {
+            instance_id: "i-0ccc3333cccc3333c".into(),
+            category: HealthCategory::EventStatus,
+            since: None,
+        },
+    ];
+    assert_eq!(
+        found, want,
+        "the same response thrice is merged once; a completed event and initializing checks \
+         are healthy"
     );
 }
 

@@ -34,6 +34,8 @@ pub mod names {
     pub const INTERRUPTION_DELETED: &str = "karpenter_interruption_deleted_messages_total";
     pub const INTERRUPTION_QUEUE_DURATION: &str =
         "karpenter_interruption_message_queue_duration_seconds";
+    pub const INSTANCE_STATUS_UNHEALTHY: &str =
+        "karpenter_interruption_instance_status_unhealthy_total";
 }
 
 /// EMF units.

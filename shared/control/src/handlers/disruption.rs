@@ -1,5 +1,6 @@
-//! The disruption function: a scheduled event (every minute) runs one sweep under the
-//! decision Lease ([`crate::disrupt::sweep`]); terminations go to the termination queue.
+//! The disruption function: a scheduled event (every minute) polls instance health
+//! ([`crate::interrupt::health`]) and runs one sweep under the decision Lease
+//! ([`crate::disrupt::sweep`]); terminations go to the termination queue.
 
 use serde_json::{Value, json};
 
@@ -7,6 +8,8 @@ use super::flush_metrics;
 use crate::ctx::Ctx;
 use crate::disrupt::{SweepOptions, SweepReport, sweep};
 use crate::error::ControlError;
+use crate::interrupt::InterruptOptions;
+use crate::interrupt::health;
 use crate::lease::with_lease;
 use crate::log::controllers::DISRUPTION;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
@@ -25,17 +28,20 @@ pub async fn run<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     .ok())
 }
 
-/// Handles one scheduled invocation.
+/// Handles one scheduled invocation: the instance-status poll (Karpenter's runs every minute
+/// too), then the sweep.
 pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     termination: &Q,
     holder: &str,
     opts: &SweepOptions,
 ) -> Value {
+    let health = health::poll(ctx, termination, &InterruptOptions::default()).await;
     let out = match run(ctx, termination, holder, opts).await {
         Ok(Some(r)) => json!({"status": "ok", "started": r.started, "recorded": r.recorded,
             "finished": r.progress.finished, "rolledBack": r.progress.rolled_back,
-            "drifted": r.drifted.len(), "skipped": r.skipped}),
+            "drifted": r.drifted.len(), "skipped": r.skipped,
+            "unhealthy": health.terminated}),
         Ok(None) => json!({"status": "busy"}),
         Err(e) => {
             ctx.log.error(

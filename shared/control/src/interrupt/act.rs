@@ -10,7 +10,7 @@
 //! are dropped (deleted); one whose handling hits a transient error is reported failed, so
 //! SQS delivers it again. Handling is idempotent: a NodeClaim already deleting is left alone.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kerf_api::v1::NodeClaim;
 use kerf_catalog::CapacityType;
@@ -24,8 +24,10 @@ use crate::ctx::Ctx;
 use crate::disrupt::execute::delete_one;
 use crate::error::ControlError;
 use crate::log::{controllers::INTERRUPTION, obj};
-use crate::metrics::names::{INTERRUPTION_QUEUE_DURATION, INTERRUPTION_RECEIVED};
-use crate::ports::{Cloud, Cluster, EventType, Publisher, Queue};
+use crate::metrics::names::{
+    INSTANCE_STATUS_UNHEALTHY, INTERRUPTION_QUEUE_DURATION, INTERRUPTION_RECEIVED,
+};
+use crate::ports::{Cloud, Cluster, EventType, HealthCategory, Publisher, Queue};
 use crate::provision::act::{create_claim, launch_claim};
 use crate::provision::notify::claim_event_of;
 use crate::view::View;
@@ -67,6 +69,9 @@ pub struct BatchReport {
 struct Plan {
     evacuate: BTreeMap<String, Vec<String>>,
     reclaimed: Vec<OfferingKey>,
+    /// NodeClaims terminated forcefully (failed status checks): their termination deadline is
+    /// now, so the drain does not wait for PDBs.
+    forceful: BTreeSet<String>,
 }
 
 /// Handles a batch.
@@ -118,7 +123,9 @@ pub async fn handle_batch<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     report
 }
 
-async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+/// Acts on parsed messages (`(message id, interruption)`), from one snapshot; a transient
+/// failure marks the messages of the NodeClaims it concerns failed in `report`.
+pub(crate) async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     termination: &Q,
     work: &[(&str, Interruption)],
@@ -175,6 +182,17 @@ async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         return Ok(());
     }
     for (name, ids) in &plan.evacuate {
+        if plan.forceful.contains(name) {
+            let now = BTreeMap::from([(
+                kerf_labels::NODECLAIM_TERMINATION_TIMESTAMP.to_string(),
+                claim::rfc3339(ctx.now()),
+            )]);
+            if let Err(e) = ctx.cluster.annotate_node_claim(name, &now).await {
+                warn_failed(ctx, "marking forceful termination", &e.into());
+                fail(report, ids);
+                continue;
+            }
+        }
         let pool = view
             .snap
             .node_claims
@@ -243,6 +261,16 @@ async fn decide<C: Cluster, K: Cloud, P: Publisher>(
                 .is_some_and(|v| v == "replace");
             if !(opted && opts.rebalance_replacement) {
                 return;
+            }
+        }
+        Interruption::InstanceUnhealthy { category, .. } => {
+            ctx.metrics.count(
+                INSTANCE_STATUS_UNHEALTHY,
+                &[("category", category.kind())],
+                1.0,
+            );
+            if *category != HealthCategory::EventStatus {
+                plan.forceful.insert(name.clone());
             }
         }
         _ => {}

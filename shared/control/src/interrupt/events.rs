@@ -10,6 +10,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::ports::HealthCategory;
+
 /// The EventBridge envelope. It serializes back to what it was read from (fields absent on
 /// input stay absent).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -63,6 +65,12 @@ pub enum Interruption {
         instance_id: String,
         action: Option<String>,
     },
+    /// A failed status check or a scheduled event, from the instance-status poller (never
+    /// from the queue).
+    InstanceUnhealthy {
+        instance_id: String,
+        category: HealthCategory,
+    },
     /// Anything else (other sources, other states): handled by deleting the message.
     NoOp,
 }
@@ -79,6 +87,7 @@ impl Interruption {
             Interruption::CapacityReservationInterrupted { .. } => {
                 "capacity_reservation_interrupted"
             }
+            Interruption::InstanceUnhealthy { category, .. } => category.kind(),
             Interruption::NoOp => "no_op",
         }
     }
@@ -90,7 +99,8 @@ impl Interruption {
             | Interruption::RebalanceRecommendation { instance_id }
             | Interruption::InstanceStopped { instance_id, .. }
             | Interruption::InstanceTerminated { instance_id, .. }
-            | Interruption::CapacityReservationInterrupted { instance_id, .. } => vec![instance_id],
+            | Interruption::CapacityReservationInterrupted { instance_id, .. }
+            | Interruption::InstanceUnhealthy { instance_id, .. } => vec![instance_id],
             Interruption::ScheduledChange { instance_ids, .. } => {
                 instance_ids.iter().map(String::as_str).collect()
             }

@@ -2,5 +2,6 @@
 
 pub mod act;
 pub mod events;
+pub mod health;
 
 pub use act::{BatchReport, InterruptOptions, Message, handle_batch};

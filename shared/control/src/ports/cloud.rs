@@ -86,6 +86,38 @@ impl Instance {
     }
 }
 
+/// Which of an instance's health signals is bad (Karpenter's instance-status poller).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HealthCategory {
+    /// The instance status check failed.
+    InstanceStatus,
+    /// The system status check failed (the host).
+    SystemStatus,
+    /// A scheduled event: reboot, maintenance, retirement or stop.
+    EventStatus,
+}
+
+impl HealthCategory {
+    /// Karpenter's message kind and metric `category` label.
+    pub fn kind(self) -> &'static str {
+        match self {
+            HealthCategory::InstanceStatus => "instance_status",
+            HealthCategory::SystemStatus => "system_status",
+            HealthCategory::EventStatus => "event_status",
+        }
+    }
+}
+
+/// One bad health signal of an instance, as DescribeInstanceStatus reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unhealthy {
+    pub instance_id: String,
+    pub category: HealthCategory,
+    /// Since when a failed status check has been failing (`None` for scheduled events and for
+    /// checks that report no start).
+    pub since: Option<Timestamp>,
+}
+
 /// Failures of the Cloud port.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CloudError {
@@ -156,6 +188,9 @@ pub trait Cloud: Send + Sync {
     fn list(&self) -> impl Future<Output = Result<Vec<Instance>, CloudError>> + Send;
     /// Terminates instances; unknown and terminated ones count as done.
     fn terminate(&self, ids: &[String]) -> impl Future<Output = Result<(), CloudError>> + Send;
+    /// The account's instances with an impaired instance or system status check (failed
+    /// details only) or a scheduled reboot, maintenance, retirement or stop event.
+    fn unhealthy(&self) -> impl Future<Output = Result<Vec<Unhealthy>, CloudError>> + Send;
 }
 
 impl<T: Cloud> Cloud for Arc<T> {
@@ -179,6 +214,9 @@ impl<T: Cloud> Cloud for Arc<T> {
     }
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
         (**self).terminate(ids).await
+    }
+    async fn unhealthy(&self) -> Result<Vec<Unhealthy>, CloudError> {
+        (**self).unhealthy().await
     }
 }
 

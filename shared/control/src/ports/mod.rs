@@ -11,7 +11,9 @@ pub mod publish;
 pub mod queue;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use cloud::{Cloud, CloudError, Instance, LaunchOption, LaunchRequest, Launched};
+pub use cloud::{
+    Cloud, CloudError, HealthCategory, Instance, LaunchOption, LaunchRequest, Launched, Unhealthy,
+};
 pub use cluster::{
     Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome,
     LeaseRequest, Snapshot, Target,

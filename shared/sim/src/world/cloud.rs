@@ -12,7 +12,9 @@ use kerf_api::v1::EC2NodeClass;
 use kerf_catalog::unavailable::OfferingKey;
 use kerf_catalog::{CapacityType, Catalog};
 use kerf_control::ports::cloud::{NodeTaint, provider_id};
-use kerf_control::ports::{Clock, Cloud, CloudError, Instance, LaunchRequest, Launched};
+use kerf_control::ports::{
+    Clock, Cloud, CloudError, HealthCategory, Instance, LaunchRequest, Launched, Unhealthy,
+};
 
 /// One simulated instance and what it was launched with.
 #[derive(Debug, Clone)]
@@ -66,6 +68,7 @@ struct State {
     calls: BTreeMap<&'static str, usize>,
     fleet_calls: Vec<FleetCall>,
     faults: Vec<(&'static str, CloudError, usize)>,
+    health: Vec<Unhealthy>,
 }
 
 /// The simulated cloud; clones share it.
@@ -123,6 +126,22 @@ impl SimCloud {
     /// Makes the matching offerings fail for capacity until [`SimCloud::restore_capacity`].
     pub fn remove_capacity(&self, which: NoCapacity) {
         self.lock().no_capacity.push(which);
+    }
+
+    /// Reports `category` bad for the instance from `since` on (a failed status check, or a
+    /// scheduled event), until [`SimCloud::recover`].
+    pub fn impair(&self, instance_id: &str, category: HealthCategory, since: Timestamp) {
+        let since = (category != HealthCategory::EventStatus).then_some(since);
+        self.lock().health.push(Unhealthy {
+            instance_id: instance_id.into(),
+            category,
+            since,
+        });
+    }
+
+    /// Clears every bad health signal of the instance.
+    pub fn recover(&self, instance_id: &str) {
+        self.lock().health.retain(|u| u.instance_id != instance_id);
     }
 
     /// Gives every offering its capacity back.
@@ -401,6 +420,21 @@ impl Cloud for SimCloud {
             .values()
             .map(|i| at(i, now).info)
             .filter(|i| i.state != "terminated")
+            .collect())
+    }
+
+    async fn unhealthy(&self) -> Result<Vec<Unhealthy>, CloudError> {
+        self.call("DescribeInstanceStatus")?;
+        let s = self.lock();
+        let running = |id: &str| {
+            s.instances
+                .get(id)
+                .is_some_and(|i| i.info.state != "terminated")
+        };
+        Ok(s.health
+            .iter()
+            .filter(|u| running(&u.instance_id))
+            .cloned()
             .collect())
     }
 

@@ -18,7 +18,7 @@ use kerf_catalog::Catalog;
 use kerf_catalog::unavailable::UnavailableOfferings;
 use kerf_control::ports::{
     Cloud, CloudError, Cluster, ClusterError, Deleted, EventSpec, Evicted, Instance, LaunchRequest,
-    Launched, LeaseOutcome, LeaseRequest, Snapshot, Target,
+    Launched, LeaseOutcome, LeaseRequest, Snapshot, Target, Unhealthy,
 };
 
 /// Counts calls and trips after `limit` of them; clones share the count.
@@ -284,5 +284,8 @@ impl<K: Cloud> Cloud for CrashCloud<K> {
         self.switch
             .run(self.inner.terminate(ids), gone_cloud())
             .await
+    }
+    async fn unhealthy(&self) -> Result<Vec<Unhealthy>, CloudError> {
+        self.switch.run(self.inner.unhealthy(), gone_cloud()).await
     }
 }
