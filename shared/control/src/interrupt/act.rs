@@ -12,6 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use futures::StreamExt;
+use futures::stream;
 use kerf_api::v1::NodeClaim;
 use kerf_catalog::CapacityType;
 use kerf_catalog::unavailable::{OfferingKey, marks};
@@ -181,35 +183,61 @@ pub(crate) async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         }
         return Ok(());
     }
-    for (name, ids) in &plan.evacuate {
-        if plan.forceful.contains(name) {
-            let now = BTreeMap::from([(
-                kerf_labels::NODECLAIM_TERMINATION_TIMESTAMP.to_string(),
-                claim::rfc3339(ctx.now()),
-            )]);
-            if let Err(e) = ctx.cluster.annotate_node_claim(name, &now).await {
-                warn_failed(ctx, "marking forceful termination", &e.into());
-                fail(report, ids);
-                continue;
-            }
-        }
-        let pool = view
-            .snap
-            .node_claims
-            .iter()
-            .find(|c| claim::name(c) == name)
-            .and_then(|c| claim::pool_name(c))
-            .unwrap_or_default()
-            .to_string();
-        match delete_one(ctx, termination, name, &pool, "interrupted").await {
+    let n = ctx.settings.concurrency.max(1);
+    let (view, forceful) = (&view, &plan.forceful);
+    let done: Vec<(&String, &Vec<String>, Result<(), (&str, ControlError)>)> =
+        stream::iter(plan.evacuate.iter().map(|(name, ids)| async move {
+            let hard = forceful.contains(name);
+            (
+                name,
+                ids,
+                terminate(ctx, termination, view, name, hard).await,
+            )
+        }))
+        .buffered(n)
+        .collect()
+        .await;
+    for (name, ids, r) in done {
+        match r {
             Ok(()) => report.terminated.push(name.clone()),
-            Err(e) => {
-                warn_failed(ctx, "starting termination", &e);
+            Err((step, e)) => {
+                warn_failed(ctx, step, &e);
                 fail(report, ids);
             }
         }
     }
     Ok(())
+}
+
+/// Starts the termination of one NodeClaim (its deadline first when `forceful`); the error
+/// names the step that failed.
+async fn terminate<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    termination: &Q,
+    view: &View,
+    name: &str,
+    forceful: bool,
+) -> Result<(), (&'static str, ControlError)> {
+    if forceful {
+        let now = BTreeMap::from([(
+            kerf_labels::NODECLAIM_TERMINATION_TIMESTAMP.to_string(),
+            claim::rfc3339(ctx.now()),
+        )]);
+        ctx.cluster
+            .annotate_node_claim(name, &now)
+            .await
+            .map_err(|e| ("marking forceful termination", e.into()))?;
+    }
+    let pool = view
+        .snap
+        .node_claims
+        .iter()
+        .find(|c| claim::name(c) == name)
+        .and_then(|c| claim::pool_name(c))
+        .unwrap_or_default();
+    delete_one(ctx, termination, name, pool, "interrupted")
+        .await
+        .map_err(|e| ("starting termination", e))
 }
 
 /// Reports `ids` failed (once each).
@@ -278,8 +306,10 @@ async fn decide<C: Cluster, K: Cloud, P: Publisher>(
     plan.evacuate.entry(name).or_default().push(id.to_string());
 }
 
-/// Launches the evacuation's replacements; a launch without capacity is left to the
-/// provisioner, which places the pods once they are evicted.
+/// Creates the evacuation's replacements, then launches them, each step concurrently (a mass
+/// interruption brings many in one batch); a launch without capacity is left to the
+/// provisioner, which places the pods once they are evicted. A creation that fails fails the
+/// batch once the others are launched.
 async fn replace<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     view: &View,
@@ -295,14 +325,28 @@ async fn replace<C: Cluster, K: Cloud, P: Publisher>(
     };
     let evac = kerf_engine::evacuate(&conv.snapshot, &names, &opts);
     let labels = BTreeMap::new();
-    for l in &evac.launches {
-        let created = create_claim(ctx, view, l, &labels, "interrupted")
-            .await
-            .map_err(ControlError::Invalid)?;
-        report.replacements.push(claim::name(&created).to_string());
-        launch_claim(ctx, view, &created).await;
+    let n = ctx.settings.concurrency.max(1);
+    let created: Vec<Result<NodeClaim, String>> = stream::iter(
+        evac.launches
+            .iter()
+            .map(|l| create_claim(ctx, view, l, &labels, "interrupted")),
+    )
+    .buffered(n)
+    .collect()
+    .await;
+    let (claims, failed): (Vec<_>, Vec<_>) = created.into_iter().partition(Result::is_ok);
+    let claims: Vec<NodeClaim> = claims.into_iter().flatten().collect();
+    report
+        .replacements
+        .extend(claims.iter().map(|c| claim::name(c).to_string()));
+    stream::iter(claims.iter().map(|c| launch_claim(ctx, view, c)))
+        .buffered(n)
+        .collect::<Vec<_>>()
+        .await;
+    match failed.into_iter().find_map(Result::err) {
+        Some(e) => Err(ControlError::Invalid(e)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The instance id at the end of a provider ID (`aws:///zone/i-…`).
