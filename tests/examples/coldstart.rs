@@ -1,7 +1,7 @@
-//! Cold start of the function binaries (webhook, provisioner, disruption, termination): process
-//! start → first invocation answered, against the local Lambda Runtime API, moto (the webhook
-//! reads its secret from SSM) and the in-process API server (the getting-started cluster,
-//! nothing pending). Runs each binary `RUNS` times and prints the median, minimum and maximum.
+//! Cold start of the function binaries (webhook, provisioner, disruption, termination,
+//! interruption): process start → first invocation answered, against the local Lambda Runtime
+//! API, moto (the webhook reads its secret from SSM) and the in-process API server (the
+//! getting-started cluster, nothing pending). Runs each binary `RUNS` times and prints the median, minimum and maximum.
 //!
 //! ```sh
 //! make lambda   # or any build of the two binaries
@@ -60,6 +60,8 @@ async fn main() {
             fixture("scheduled-event.json")
         } else if bin.contains("termination") {
             fixture("sqs-termination-batch.json")
+        } else if bin.contains("interruption") {
+            fixture("sqs-interruption-batch.json")
         } else {
             fixture("sqs-provisioning-batch.json")
         };

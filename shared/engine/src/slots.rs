@@ -153,7 +153,11 @@ pub fn existing(
             .collect(),
         None => node_slots(snap, ix, overlay),
     };
-    slots.extend(claim_slots(snap, ix, pools));
+    slots.extend(
+        claim_slots(snap, ix, pools)
+            .into_iter()
+            .filter(|s| !overlay.gone(s.name())),
+    );
     slots
 }
 

@@ -225,6 +225,15 @@ impl Sim {
         self.state.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
+    /// Makes every later request wait `d` (wall clock) before it is served, as a remote API
+    /// server's round trip would.
+    pub fn set_latency(&self, d: std::time::Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        self.state
+            .latency_us
+            .store(us, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Makes the next matching requests fail with the given error.
     pub fn inject(&self, fault: Fault) {
         if let Ok(mut f) = self.state.faults.lock() {

@@ -49,6 +49,10 @@ fn error_response(e: &ApiError) -> Response {
 
 /// The single entry point for every request.
 pub async fn handle(state: Arc<State>, req: Request) -> Response {
+    let latency = state.latency_us.load(std::sync::atomic::Ordering::Relaxed);
+    if latency > 0 {
+        tokio::time::sleep(std::time::Duration::from_micros(latency)).await;
+    }
     let method = req.method().clone();
     let uri = req.uri().to_string();
     let auth = req

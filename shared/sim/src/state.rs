@@ -75,6 +75,9 @@ pub struct State {
     pub faults: Mutex<Vec<Fault>>,
     /// Admission webhooks.
     pub hooks: Vec<crate::admission::Hook>,
+    /// Wall-clock time every request waits before it is served, in microseconds (a remote
+    /// API server's round trip; zero by default).
+    pub latency_us: std::sync::atomic::AtomicU64,
 }
 
 impl State {
@@ -91,6 +94,7 @@ impl State {
             log: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
             hooks,
+            latency_us: Default::default(),
         }
     }
 

@@ -2,8 +2,10 @@
 //! PodDisruptionBudgets and do-not-disrupt say — a spot interruption warning, a scheduled
 //! maintenance, an instance stopping. Their reschedulable pods are placed, by the same
 //! simulation consolidation and drift use, on the nodes that stay (not on those already going
-//! away or not yet initialized) and on new NodeClaims, beside the pending pods. An offering
-//! AWS is reclaiming is left out by marking it unavailable in the catalog first.
+//! away or not yet initialized) and on new NodeClaims, beside the pending pods. Pods that
+//! would wait on capacity still booting get new capacity of their own instead (in a burst of
+//! interruptions, the previous replacements are spoken for). An offering AWS is reclaiming is
+//! left out by marking it unavailable in the catalog first.
 
 use rustc_hash::FxHashSet;
 
@@ -45,8 +47,14 @@ pub fn evacuate(snap: &Snapshot, node_claims: &[String], opts: &DisruptOptions) 
     let taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
     let mut plan = Plan::new();
     if !movable.is_empty() {
-        let sim = Simulator::new(snap, going, opts.provisioning());
-        let out = sim.run_nodes(&nodes, &movable, &taken);
+        let sim = Simulator::new(snap, going.clone(), opts.provisioning());
+        let mut out = sim.run_nodes(&nodes, &movable, &taken);
+        if !out.unplaced.is_empty() {
+            // Pods that would wait on booting capacity (or fit nowhere beside the pending
+            // pods) get capacity of their own: the node they are on is going now.
+            let sim = Simulator::new(snap, going, opts.provisioning()).closing_booting();
+            out = sim.run_nodes(&nodes, &movable, &taken);
+        }
         plan.launches = out.launches;
         plan.nominations = out.nominations;
         plan.unschedulable = out

@@ -39,6 +39,8 @@ pub struct Simulator<'a> {
     /// Nodes a moved pod may land on: unmanaged ones, and managed ones once initialized
     /// (Karpenter's `UninitializedNodeError`: pods must not wait on a node still booting).
     ready: FxHashSet<String>,
+    /// Nodes and in-flight NodeClaims no moved pod may land on, whose own pods stay put.
+    closed: FxHashSet<String>,
     opts: Options,
 }
 
@@ -82,10 +84,33 @@ impl<'a> Simulator<'a> {
             going,
             going_pods,
             ready,
+            closed: FxHashSet::default(),
             opts,
         };
         sim.drop_hopeless();
         sim
+    }
+
+    /// For an evacuation whose pods would wait on capacity still booting: that capacity
+    /// (uninitialized nodes, in-flight NodeClaims) is closed to moved pods, and pending pods
+    /// are left out (they wait for that capacity already), so the moved pods get new
+    /// capacity of their own.
+    pub fn closing_booting(mut self) -> Self {
+        let snap = self.snap;
+        let nodes: FxHashSet<&str> = snap.nodes.iter().map(|n| n.name.as_str()).collect();
+        let booting_nodes = snap
+            .nodes
+            .iter()
+            .filter(|n| !self.ready.contains(&n.name))
+            .map(|n| n.name.clone());
+        let in_flight = snap
+            .node_claims
+            .iter()
+            .filter(|c| c.node_name.as_deref().is_none_or(|n| !nodes.contains(n)))
+            .map(|c| c.name.clone());
+        self.closed = booting_nodes.chain(in_flight).collect();
+        self.prep.pending.clear();
+        self
     }
 
     /// Pending pods and pods of going nodes that fit nowhere with every candidate still in
@@ -111,6 +136,7 @@ impl<'a> Simulator<'a> {
     fn plan_removing(&self, nodes: &[&str], movable: &[usize], taken: &FxHashSet<String>) -> Plan {
         let mut gone = self.going.clone();
         gone.extend(nodes.iter().map(|n| n.to_string()));
+        gone.extend(self.closed.iter().cloned());
         let mut moved_list = self.going_pods.clone();
         moved_list.extend(
             movable

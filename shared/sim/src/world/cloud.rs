@@ -69,6 +69,8 @@ struct State {
     fleet_calls: Vec<FleetCall>,
     faults: Vec<(&'static str, CloudError, usize)>,
     health: Vec<Unhealthy>,
+    /// Wall-clock time calls of an operation take.
+    latency: BTreeMap<&'static str, std::time::Duration>,
 }
 
 /// The simulated cloud; clones share it.
@@ -126,6 +128,21 @@ impl SimCloud {
     /// Makes the matching offerings fail for capacity until [`SimCloud::restore_capacity`].
     pub fn remove_capacity(&self, which: NoCapacity) {
         self.lock().no_capacity.push(which);
+    }
+
+    /// Makes every later call of `op` (`CreateFleet`, `DescribeInstances`, …) take `d` of wall
+    /// clock, as EC2's round trip would.
+    pub fn set_latency(&self, op: &'static str, d: std::time::Duration) {
+        self.lock().latency.insert(op, d);
+    }
+
+    /// Counts the call, waits its latency, then fails it if a fault is pending.
+    async fn enter(&self, op: &'static str) -> Result<(), CloudError> {
+        let d = self.lock().latency.get(op).copied();
+        if let Some(d) = d {
+            tokio::time::sleep(d).await;
+        }
+        self.call(op)
     }
 
     /// Reports `category` bad for the instance from `since` on (a failed status check, or a
@@ -387,22 +404,22 @@ impl Cloud for SimCloud {
         &self,
         class: &EC2NodeClass,
     ) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
-        self.call("DescribeImages")?;
+        self.enter("DescribeImages").await?;
         self.status(class)
     }
 
     async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
-        self.call("DescribeInstanceTypes")?;
+        self.enter("DescribeInstanceTypes").await?;
         self.catalog_for(class)
     }
 
     async fn launch(&self, req: &LaunchRequest) -> Result<Launched, CloudError> {
-        self.call("CreateFleet")?;
+        self.enter("CreateFleet").await?;
         self.launch_now(req)
     }
 
     async fn describe(&self, ids: &[String]) -> Result<Vec<Instance>, CloudError> {
-        self.call("DescribeInstances")?;
+        self.enter("DescribeInstances").await?;
         let now = self.clock.now();
         let s = self.lock();
         Ok(ids
@@ -413,7 +430,7 @@ impl Cloud for SimCloud {
     }
 
     async fn list(&self) -> Result<Vec<Instance>, CloudError> {
-        self.call("DescribeInstances")?;
+        self.enter("DescribeInstances").await?;
         let now = self.clock.now();
         let s = self.lock();
         Ok(s.instances
@@ -424,7 +441,7 @@ impl Cloud for SimCloud {
     }
 
     async fn unhealthy(&self) -> Result<Vec<Unhealthy>, CloudError> {
-        self.call("DescribeInstanceStatus")?;
+        self.enter("DescribeInstanceStatus").await?;
         let s = self.lock();
         let running = |id: &str| {
             s.instances
@@ -439,7 +456,7 @@ impl Cloud for SimCloud {
     }
 
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
-        self.call("TerminateInstances")?;
+        self.enter("TerminateInstances").await?;
         let mut s = self.lock();
         for id in ids {
             if let Some(i) = s.instances.get_mut(id) {
