@@ -278,3 +278,45 @@ async fn only_the_message_whose_handling_fails_transiently_comes_back() {
         "the redelivery starts the second termination"
     );
 }
+
+#[tokio::test]
+async fn a_warning_through_the_queue_is_handled_before_ec2_takes_the_instance() {
+    let mut w = spot_cluster().await;
+    let victim = claims(&w.client).await[0].clone();
+    let name = victim.metadata.name.clone().unwrap();
+    let instance = instance_of(&victim);
+    w.interrupt(std::slice::from_ref(&instance)).await;
+    let warned = w.now();
+    let done = w
+        .run_until(SignedDuration::from_mins(2), |c| {
+            let name = name.clone();
+            async move {
+                all_running(c.clone(), 6).await
+                    && !claims(&c)
+                        .await
+                        .iter()
+                        .any(|x| x.metadata.name.as_deref() == Some(name.as_str()))
+            }
+        })
+        .await
+        .unwrap();
+    assert!(
+        done,
+        "pods running elsewhere and the node gone within the notice: {:?}",
+        not_running(&w.client).await
+    );
+    assert!(w.now() < warned + SignedDuration::from_mins(2));
+    w.run_for(SignedDuration::from_mins(2)).await.unwrap();
+    assert!(
+        w.cloud
+            .instances()
+            .iter()
+            .any(|i| i.info.id == instance && i.info.state == "terminated")
+    );
+    assert!(all_running(w.client.clone(), 6).await);
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
+}

@@ -27,11 +27,12 @@ const DECIMAL: [(&str, i32); 7] = [
 ];
 
 /// Parses a Kubernetes quantity into milli-units, rounding fractions of a milli-unit up
-/// (as the API server does when it canonicalises a quantity).
+/// (as the API server does when it canonicalises a quantity). Like the API server, it takes
+/// no surrounding whitespace.
 pub fn parse(s: &str) -> Result<Milli, CatalogError> {
     let bad = || CatalogError::Quantity(s.to_string());
-    let t = s.trim();
-    if t.is_empty() {
+    let t = s;
+    if t.is_empty() || t.trim() != t {
         return Err(bad());
     }
     let (num, mult_num, mult_exp) = split_suffix(t).ok_or_else(bad)?;

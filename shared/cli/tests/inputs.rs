@@ -23,6 +23,21 @@ fn a_bad_quantity_names_file_document_and_field() {
 }
 
 #[test]
+fn negative_and_padded_quantities_are_rejected_as_the_api_server_does() {
+    for (cpu, why) in [
+        ("-1", "must be greater than or equal to 0"),
+        (" 1 ", "invalid quantity"),
+        ("1 ", "invalid quantity"),
+    ] {
+        let e = plan_err(&yaml(&[pool("default"), pod("p", cpu, "1Gi")]));
+        assert!(
+            e.contains("spec.containers[0].resources.requests.cpu") && e.contains(why),
+            "{cpu:?}: {e}"
+        );
+    }
+}
+
+#[test]
 fn an_unknown_operator_names_the_field() {
     let pd = required_terms(
         pod("p", "1", "1Gi"),

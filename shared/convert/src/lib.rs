@@ -35,7 +35,8 @@ impl FieldError {
     }
 }
 
-/// Parses a `{name: Quantity}` map.
+/// Parses a `{name: Quantity}` map. Negative amounts are rejected, as the API server rejects
+/// them in requests, limits, capacity and NodePool limits.
 pub fn resources(
     field: &str,
     m: Option<&BTreeMap<String, Quantity>>,
@@ -48,6 +49,12 @@ pub fn resources(
                 format!("invalid quantity {:?}", v.0),
             )
         })?;
+        if q < 0 {
+            return Err(FieldError::new(
+                format!("{field}.{k}"),
+                format!("{:?}: must be greater than or equal to 0", v.0),
+            ));
+        }
         r.set(k, q);
     }
     Ok(r)

@@ -185,7 +185,7 @@ pub(crate) async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     }
     let n = ctx.settings.concurrency.max(1);
     let (view, forceful) = (&view, &plan.forceful);
-    let done: Vec<(&String, &Vec<String>, Result<(), (&str, ControlError)>)> =
+    let done: Vec<(&String, &Vec<String>, Result<(), StepFailed>)> =
         stream::iter(plan.evacuate.iter().map(|(name, ids)| async move {
             let hard = forceful.contains(name);
             (
@@ -209,6 +209,9 @@ pub(crate) async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     Ok(())
 }
 
+/// A step that failed and why.
+type StepFailed = (&'static str, ControlError);
+
 /// Starts the termination of one NodeClaim (its deadline first when `forceful`); the error
 /// names the step that failed.
 async fn terminate<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
@@ -217,7 +220,7 @@ async fn terminate<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     view: &View,
     name: &str,
     forceful: bool,
-) -> Result<(), (&'static str, ControlError)> {
+) -> Result<(), StepFailed> {
     if forceful {
         let now = BTreeMap::from([(
             kerf_labels::NODECLAIM_TERMINATION_TIMESTAMP.to_string(),

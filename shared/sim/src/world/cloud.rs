@@ -21,6 +21,8 @@ use kerf_control::ports::{
 pub struct SimInstance {
     pub info: Instance,
     pub running_at: Timestamp,
+    /// When EC2 takes the instance back (a spot interruption's two minutes run out).
+    pub reclaim_at: Option<Timestamp>,
     /// Labels and taints the node registers with (the user data's kubelet flags).
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<NodeTaint>,
@@ -130,6 +132,14 @@ impl SimCloud {
         self.lock().no_capacity.push(which);
     }
 
+    /// Takes the instance back at `at`, as EC2 does two minutes after a spot interruption
+    /// warning; unknown ids are ignored.
+    pub fn reclaim(&self, instance_id: &str, at: Timestamp) {
+        if let Some(i) = self.lock().instances.get_mut(instance_id) {
+            i.reclaim_at = Some(at);
+        }
+    }
+
     /// Makes every later call of `op` (`CreateFleet`, `DescribeInstances`, …) take `d` of wall
     /// clock, as EC2's round trip would.
     pub fn set_latency(&self, op: &'static str, d: std::time::Duration) {
@@ -229,6 +239,7 @@ impl SimCloud {
             SimInstance {
                 info,
                 running_at: now + self.boot_delay,
+                reclaim_at: None,
                 labels: BTreeMap::new(),
                 taints: Vec::new(),
                 node_class: String::new(),
@@ -311,6 +322,7 @@ impl SimCloud {
             let inst = SimInstance {
                 info,
                 running_at: now + self.boot_delay,
+                reclaim_at: None,
                 labels: req.labels.clone(),
                 taints: req.taints.clone(),
                 node_class: req.node_class.metadata.name.clone().unwrap_or_default(),
@@ -336,6 +348,9 @@ fn at(i: &SimInstance, now: Timestamp) -> SimInstance {
     let mut i = i.clone();
     if i.info.state == "pending" && now >= i.running_at {
         i.info.state = "running".into();
+    }
+    if i.reclaim_at.is_some_and(|t| now >= t) {
+        i.info.state = "terminated".into();
     }
     i
 }

@@ -116,6 +116,8 @@ pub struct World {
     pub queue: SimQueue,
     /// The termination work queue.
     pub termination_queue: SimQueue,
+    /// The interruption queue (what EventBridge delivers from EC2).
+    pub interruption_queue: SimQueue,
     pub publisher: SimPublisher,
     pub logs: Arc<MemorySink>,
     /// The provisioner function's context.
@@ -126,6 +128,10 @@ pub struct World {
     pub terminator: Arc<SimCtx>,
     /// The disruption function's context.
     pub disruptor: Arc<SimCtx>,
+    /// The interruption function's context.
+    pub interrupter: Arc<SimCtx>,
+    /// The interruption function's options (feature gates).
+    pub interruption: kerf_control::interrupt::InterruptOptions,
     /// The disruption function's options (feature gates).
     pub disruption: kerf_control::disrupt::SweepOptions,
     pub kubelet: Kubelet,
@@ -172,6 +178,9 @@ impl World {
             && self.now() >= oldest + self.options.batch_window
         {
             r.invocations.push(self.deliver().await);
+        }
+        if self.interruption_queue.oldest_visible().is_some() {
+            r.invocations.push(self.deliver_interruption().await);
         }
         if self.termination_queue.oldest_visible().is_some() {
             r.invocations.push(self.deliver_termination().await);
@@ -300,6 +309,50 @@ impl World {
             }
         }
         resp
+    }
+
+    /// Delivers every visible interruption message to the interruption function.
+    pub async fn deliver_interruption(&mut self) -> Value {
+        let messages = self.interruption_queue.receive(10_000);
+        let event = SimQueue::event(&messages);
+        let resp = kerf_control::handlers::interruption::handle(
+            &self.interrupter,
+            &self.termination_queue,
+            &event,
+            &self.interruption,
+        )
+        .await;
+        let failed: Vec<&str> = resp["batchItemFailures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["itemIdentifier"].as_str())
+            .collect();
+        for m in &messages {
+            if !failed.contains(&m.id.as_str()) {
+                self.interruption_queue.delete(&m.id);
+            }
+        }
+        resp
+    }
+
+    /// A spot interruption of these instances, as EC2 gives it: a warning on the interruption
+    /// queue now, the instance taken back two minutes later.
+    pub async fn interrupt(&mut self, instance_ids: &[String]) {
+        let now = self.now();
+        for id in instance_ids {
+            let event = serde_json::json!({"version": "0", "id": format!("spot-{id}-{}", now.as_second()),
+                "detail-type": "EC2 Spot Instance Interruption Warning", "source": "aws.ec2",
+                "account": "123456789012", "time": rfc3339(now), "region": self.options.region,
+                "resources": [format!("arn:aws:ec2:{}:123456789012:instance/{id}", self.options.region)],
+                "detail": {"instance-id": id, "instance-action": "terminate"}});
+            // EventBridge's delivery: it fails only when a test makes the queue's sends fail,
+            // and a lost warning is then what the test wants to see.
+            let _ =
+                kerf_control::ports::Queue::send(&self.interruption_queue, &event.to_string(), 0)
+                    .await;
+            self.cloud.reclaim(id, now + SignedDuration::from_mins(2));
+        }
     }
 
     /// Runs the disruption function now.

@@ -114,6 +114,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
     let cloud = SimCloud::new(&options.region, dyn_clock.clone(), options.boot_delay);
     let queue = SimQueue::new(dyn_clock.clone(), options.visibility);
     let termination_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
+    let interruption_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
     let publisher = SimPublisher::default();
     let logs = Arc::new(MemorySink::default());
     let new_ctx = || {
@@ -126,8 +127,8 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
             &options.cluster_name,
         ))
     };
-    let (provisioner, webhook, terminator, disruptor) =
-        (new_ctx(), new_ctx(), new_ctx(), new_ctx());
+    let (provisioner, webhook, terminator, disruptor, interrupter) =
+        (new_ctx(), new_ctx(), new_ctx(), new_ctx(), new_ctx());
     // The slot was created empty just above, so this first set cannot fail.
     let _ = slot.set((
         webhook.clone(),
@@ -146,12 +147,15 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         cloud,
         queue,
         termination_queue,
+        interruption_queue,
         publisher,
         logs,
         provisioner,
         webhook,
         terminator,
         disruptor,
+        interrupter,
+        interruption: kerf_control::interrupt::InterruptOptions::default(),
         disruption: kerf_control::disrupt::SweepOptions::default(),
         kubelet,
         scheduler,
