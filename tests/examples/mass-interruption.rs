@@ -14,9 +14,10 @@
 //!   receiving again; replacements come from the provisioner once the drain has evicted the
 //!   pods, as in Karpenter.
 //!
-//! Reported per side: p50/p99 from each warning's time to a replacement's CreateFleet (the
-//! k-th warning against the k-th CreateFleet: every node holds exactly one replacement's
-//! pods), to its NodeClaim's termination start (the handler's return, an upper bound), how
+//! Reported per side: p50/p99 from each warning's time to a replacement's CreateFleet (Kerf:
+//! the last launch of the invocation that handled it; Karpenter-shaped: the provisioner's
+//! first launch after it not yet counted), to its NodeClaim's termination start (the
+//! handler's return, an upper bound), how
 //! many nodes were drained within their two minutes, and the API calls per message (a quiet
 //! batch of 10 afterwards: API-server requests, cloud calls, queue sends).
 //!
@@ -33,7 +34,7 @@ use std::time::{Duration, Instant};
 use jiff::{SignedDuration, Timestamp};
 use kerf_catalog::CapacityType;
 use kerf_catalog::unavailable::{OfferingKey, marks};
-use kerf_control::interrupt::InterruptOptions;
+use kerf_control::interrupt::{InterruptOptions, Message, handle_batch};
 use kerf_control::ports::Cluster;
 use kerf_e2e::world::{all_running, claims, getting_started_with, pods, read};
 use kerf_sim::world::queue::SimQueue;
@@ -200,18 +201,30 @@ impl Inbox {
 }
 
 type Stamps = Arc<Mutex<BTreeMap<usize, Instant>>>;
+/// The replacement NodeClaims launched by the invocation that handled each warning.
+type Replaced = Arc<Mutex<BTreeMap<usize, Vec<String>>>>;
 
 /// The consumer of the warnings. Its invocations run on this thread (a `LocalSet`): they
 /// share one core with the cluster's driver, where Lambda would give each its own.
-fn consume(
-    side: Side,
-    w: &World,
+/// What the consumer shares with the measurement.
+struct Shared {
     targets: Arc<Vec<Target>>,
     starts: Arc<Vec<Instant>>,
     t0: Timestamp,
     inbox: Arc<Inbox>,
     terminated: Stamps,
-) -> tokio::task::JoinHandle<()> {
+    replaced: Replaced,
+}
+
+fn consume(side: Side, w: &World, shared: Shared) -> tokio::task::JoinHandle<()> {
+    let Shared {
+        targets,
+        starts,
+        t0,
+        inbox,
+        terminated,
+        replaced,
+    } = shared;
     let (ctx, termq) = (w.provisioner.clone(), w.termination_queue.clone());
     let start = starts[0];
     tokio::task::spawn_local(async move {
@@ -228,6 +241,7 @@ fn consume(
             }
             let batch = inbox.take(10).await;
             taken += batch.len();
+            let replaced = replaced.clone();
             let (ctx, termq, targets, terminated, starts) = (
                 ctx.clone(),
                 termq.clone(),
@@ -246,14 +260,19 @@ fn consume(
                                 warning(i, &targets[i], at)
                             })
                             .collect();
-                        let event = json!({"Records": records});
+                        let messages: Vec<Message> = records
+                            .iter()
+                            .map(|r| Message {
+                                id: r["messageId"].as_str().unwrap_or_default().into(),
+                                body: r["body"].as_str().unwrap_or_default().into(),
+                                sent: None,
+                            })
+                            .collect();
                         let opts = InterruptOptions::default();
-                        let out = kerf_control::handlers::interruption::handle(
-                            &ctx, &termq, &event, &opts,
-                        )
-                        .await;
-                        if std::env::var_os("KERF_DEBUG").is_some() {
-                            eprintln!("{out}");
+                        let report = handle_batch(&*ctx, &termq, &messages, &opts).await;
+                        let mut r = replaced.lock().unwrap();
+                        for &i in &batch {
+                            r.insert(i, report.replacements.clone());
                         }
                     }
                     Side::Karpenter => {
@@ -321,14 +340,18 @@ async fn mass(side: Side, nodes: usize) -> Outcome {
     let terminated: Stamps = Arc::default();
     let fleet_before = w.cloud.fleet_calls().len();
     let feeder = feed(starts.clone(), inbox.clone());
+    let replaced: Replaced = Arc::default();
     let consumer = consume(
         side,
         &w,
-        targets.clone(),
-        starts.clone(),
-        t0,
-        inbox,
-        terminated.clone(),
+        Shared {
+            targets: targets.clone(),
+            starts: starts.clone(),
+            t0,
+            inbox,
+            terminated: terminated.clone(),
+            replaced: replaced.clone(),
+        },
     );
 
     let mut drained: BTreeMap<String, Instant> = BTreeMap::new();
@@ -370,16 +393,42 @@ async fn mass(side: Side, nodes: usize) -> Outcome {
             }
         }
     }
-    let mut fleet: Vec<Instant> = w.cloud.fleet_calls()[fleet_before..]
-        .iter()
-        .map(|c| c.at)
-        .collect();
-    fleet.sort();
-    let to_fleet = starts
-        .iter()
-        .zip(&fleet)
-        .map(|(e, f)| f.saturating_duration_since(*e))
-        .collect();
+    let calls = w.cloud.fleet_calls()[fleet_before..].to_vec();
+    let to_fleet = match side {
+        // Each warning against its own invocation's last replacement launch.
+        Side::Kerf => {
+            let at: BTreeMap<&str, Instant> = calls
+                .iter()
+                .map(|c| (c.node_claim.as_str(), c.at))
+                .collect();
+            let replaced = replaced.lock().unwrap();
+            (0..n)
+                .filter_map(|i| {
+                    let names = replaced.get(&i)?;
+                    let last = names.iter().filter_map(|c| at.get(c.as_str())).max()?;
+                    Some(last.saturating_duration_since(starts[i]))
+                })
+                .collect()
+        }
+        // The provisioner's launches are nobody's in particular: each warning, in order,
+        // against the first launch after it not yet counted.
+        Side::Karpenter => {
+            let mut fleet: Vec<Instant> = calls.iter().map(|c| c.at).collect();
+            fleet.sort();
+            let mut next = 0;
+            let mut out = Vec::new();
+            for e in starts.iter() {
+                while next < fleet.len() && fleet[next] < *e {
+                    next += 1;
+                }
+                if next < fleet.len() {
+                    out.push(fleet[next] - *e);
+                    next += 1;
+                }
+            }
+            out
+        }
+    };
     let term = terminated.lock().unwrap().clone();
     let to_termination = (0..n)
         .filter_map(|i| Some(term.get(&i)?.saturating_duration_since(starts[i])))
@@ -504,9 +553,9 @@ async fn report(nodes: usize) {
             o.calls_per_message,
             o.wall.as_secs_f64()
         );
-        if o.to_fleet.len() < nodes {
+        if o.to_fleet.len() != nodes {
             println!(
-                "  ({} CreateFleet calls for {nodes} warnings)",
+                "  ({} of {nodes} warnings matched to a CreateFleet call)",
                 o.to_fleet.len()
             );
         }
