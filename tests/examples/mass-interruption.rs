@@ -77,7 +77,7 @@ struct Outcome {
 
 async fn cluster(nodes: usize) -> World {
     let options = WorldOptions {
-        tick: SignedDuration::from_secs(5),
+        tick: SignedDuration::from_secs(10),
         ..WorldOptions::default()
     };
     let mut w = getting_started_with(options).await.unwrap();

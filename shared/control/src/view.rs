@@ -44,6 +44,17 @@ pub struct Converted {
 }
 
 impl View {
+    /// Marks offerings unavailable in this view, as the cache now records them, without
+    /// reading the cluster again.
+    pub fn mark_unavailable(&mut self, keys: &[kerf_catalog::unavailable::OfferingKey]) {
+        for k in keys {
+            self.marks.mark(k.clone(), self.now);
+        }
+        for c in self.catalogs.values_mut() {
+            self.marks.apply(Arc::make_mut(c), self.now);
+        }
+    }
+
     /// Reads the cluster, the cache and, when something needs planning, the catalogs of the
     /// node classes pools use.
     pub async fn read<C: Cluster, K: Cloud, P: Publisher>(

@@ -156,25 +156,24 @@ pub(crate) async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     if plan.evacuate.is_empty() {
         return Ok(());
     }
-    let view = if plan.reclaimed.is_empty() {
-        view
-    } else {
+    let mut view = view;
+    if !plan.reclaimed.is_empty() {
         let now = ctx.now();
         if let Err(e) = ctx
             .cluster
             .record_unavailable(&marks(&plan.reclaimed, now), now)
             .await
         {
-            // Best effort, as for launches: the replacement may then be offered the
-            // reclaimed offering too, which the fleet request ranks by capacity.
+            // Best effort, as for launches: this batch leaves the offerings out anyway; a
+            // later decision may offer them again, and the fleet request ranks by capacity.
             ctx.log.warn(
                 INTERRUPTION,
                 "could not record unavailable offerings",
                 json!({"error": e.to_string()}),
             );
         }
-        View::read_with(ctx, true).await?
-    };
+        view.mark_unavailable(&plan.reclaimed);
+    }
     if let Err(e) = replace(ctx, &view, &plan, report).await {
         // Nothing is terminated before its replacement exists: every message comes back.
         warn_failed(ctx, "launching replacements", &e);
