@@ -93,14 +93,7 @@ async fn a_failed_status_check_replaces_and_terminates_the_node_past_its_pdb() {
         );
     }
 
-    let gone = w
-        .run_until(SignedDuration::from_mins(2), |cl| {
-            let name = name.clone();
-            async move {
-                let claims: Api<NodeClaim> = Api::all(cl.clone());
-                claims.get_opt(&name).await.unwrap().is_none() && all_running(cl, 6).await
-            }
-        })
+    let gone = replaced(&mut w, &name, 6, SignedDuration::from_mins(2))
         .await
         .unwrap();
     assert!(
@@ -151,14 +144,7 @@ async fn a_scheduled_retirement_drains_respecting_the_pdb() {
     pdbs.delete("inflate", &DeleteParams::default())
         .await
         .unwrap();
-    let gone = w
-        .run_until(SignedDuration::from_mins(3), |cl| {
-            let name = name.clone();
-            async move {
-                let claims: Api<NodeClaim> = Api::all(cl.clone());
-                claims.get_opt(&name).await.unwrap().is_none() && all_running(cl, 6).await
-            }
-        })
+    let gone = replaced(&mut w, &name, 6, SignedDuration::from_mins(3))
         .await
         .unwrap();
     assert!(gone, "{:?}", not_running(&w.client).await);

@@ -137,18 +137,9 @@ async fn a_spot_warning_replaces_the_node_before_it_goes_and_loses_no_pod() {
     );
 
     assert!(
-        w.run_until(SignedDuration::from_mins(2), |c| {
-            let name = name.clone();
-            async move {
-                all_running(c.clone(), 6).await
-                    && !claims(&c)
-                        .await
-                        .iter()
-                        .any(|x| x.metadata.name.as_deref() == Some(name.as_str()))
-            }
-        })
-        .await
-        .unwrap(),
+        replaced(&mut w, &name, 6, SignedDuration::from_mins(2))
+            .await
+            .unwrap(),
         "every pod runs again and the node is gone within the two minutes: {:?}",
         not_running(&w.client).await
     );
@@ -287,17 +278,7 @@ async fn a_warning_through_the_queue_is_handled_before_ec2_takes_the_instance() 
     let instance = instance_of(&victim);
     w.interrupt(std::slice::from_ref(&instance)).await;
     let warned = w.now();
-    let done = w
-        .run_until(SignedDuration::from_mins(2), |c| {
-            let name = name.clone();
-            async move {
-                all_running(c.clone(), 6).await
-                    && !claims(&c)
-                        .await
-                        .iter()
-                        .any(|x| x.metadata.name.as_deref() == Some(name.as_str()))
-            }
-        })
+    let done = replaced(&mut w, &name, 6, SignedDuration::from_mins(2))
         .await
         .unwrap();
     assert!(

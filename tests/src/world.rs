@@ -77,6 +77,24 @@ pub async fn all_running(c: Client, want: usize) -> bool {
             .all(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
 }
 
+/// Ticks until the NodeClaim `name` is gone and `want` pods run, for at most `max`; whether
+/// that happened.
+pub async fn replaced(
+    w: &mut World,
+    name: &str,
+    want: usize,
+    max: jiff::SignedDuration,
+) -> Result<bool, WorldError> {
+    w.run_until(max, |c| async move {
+        let gone = !claims(&c)
+            .await
+            .iter()
+            .any(|x| x.metadata.name.as_deref() == Some(name));
+        gone && all_running(c, want).await
+    })
+    .await
+}
+
 /// The phase of a pod.
 pub fn phase(p: &Pod) -> &str {
     p.status

@@ -249,17 +249,7 @@ impl World {
             &event,
         )
         .await;
-        let failed: Vec<&str> = resp["batchItemFailures"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f["itemIdentifier"].as_str())
-            .collect();
-        for m in &messages {
-            if !failed.contains(&m.id.as_str()) {
-                self.queue.delete(&m.id);
-            }
-        }
+        self.queue.settle(&messages, &resp);
         resp
     }
 
@@ -297,17 +287,7 @@ impl World {
             &event,
         )
         .await;
-        let failed: Vec<&str> = resp["batchItemFailures"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f["itemIdentifier"].as_str())
-            .collect();
-        for m in &messages {
-            if !failed.contains(&m.id.as_str()) {
-                self.termination_queue.delete(&m.id);
-            }
-        }
+        self.termination_queue.settle(&messages, &resp);
         resp
     }
 
@@ -322,17 +302,7 @@ impl World {
             &self.interruption,
         )
         .await;
-        let failed: Vec<&str> = resp["batchItemFailures"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f["itemIdentifier"].as_str())
-            .collect();
-        for m in &messages {
-            if !failed.contains(&m.id.as_str()) {
-                self.interruption_queue.delete(&m.id);
-            }
-        }
+        self.interruption_queue.settle(&messages, &resp);
         resp
     }
 

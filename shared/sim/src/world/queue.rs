@@ -52,6 +52,23 @@ impl SimQueue {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// What the SQS event source mapping does after an invocation: deletes the batch's
+    /// messages except those the response lists in `batchItemFailures` (they come back after
+    /// the visibility timeout).
+    pub fn settle(&self, batch: &[Message], response: &Value) {
+        let failed: Vec<&str> = response["batchItemFailures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["itemIdentifier"].as_str())
+            .collect();
+        for m in batch {
+            if !failed.contains(&m.id.as_str()) {
+                self.delete(&m.id);
+            }
+        }
+    }
+
     /// Makes the next `n` sends fail.
     pub fn fail_sends(&self, n: usize) {
         self.lock().fail_sends = n;
