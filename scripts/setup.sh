@@ -3,7 +3,8 @@
 # Safe to run repeatedly.
 #
 #   scripts/setup.sh           the tests (`make test`): the moto server, cfn-lint, the SAM CLI,
-#                              and cargo-nextest when it is missing
+#                              cargo-nextest when it is missing, and Debian's chromium (the
+#                              `kerf sim --report` page is rendered headless)
 #   scripts/setup.sh package   packaging (`make package`): the SAM CLI, cargo-lambda (which
 #                              brings zig) and the arm64 Rust target when it can be downloaded
 set -euo pipefail
@@ -56,4 +57,10 @@ if ! .venv/bin/python -c "import moto, sys; sys.exit(0 if moto.__version__ == '$
 fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install cargo-nextest --locked
+fi
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
 fi

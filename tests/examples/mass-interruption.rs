@@ -32,11 +32,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kerf_catalog::CapacityType;
 use kerf_catalog::unavailable::{OfferingKey, marks};
 use kerf_control::interrupt::{InterruptOptions, Message, handle_batch};
 use kerf_control::ports::Cluster;
-use kerf_e2e::world::{all_running, claims, getting_started_with, pods, read};
+use kerf_e2e::world::{all_running, claims, getting_started_with, read};
 use kerf_sim::world::queue::SimQueue;
 use kerf_sim::world::{SimCtx, World, WorldOptions};
 use serde_json::{Value, json};
@@ -48,6 +49,8 @@ const EC2: Duration = Duration::from_millis(150);
 const SQS: Duration = Duration::from_millis(20);
 const INVOKE: Duration = Duration::from_millis(30);
 const CONCURRENCY: usize = 20;
+/// The termination function's event source mapping: `MaximumConcurrency` × `BatchSize`.
+const TERMINATION_CONCURRENCY: usize = 5;
 const SPREAD: Duration = Duration::from_secs(60);
 const NOTICE: Duration = Duration::from_secs(120);
 
@@ -298,6 +301,35 @@ fn consume(side: Side, w: &World, shared: Shared) -> tokio::task::JoinHandle<()>
     })
 }
 
+/// The termination queue's event source mapping, for both sides: batches of up to 10 taken
+/// as soon as messages are visible, at most [`TERMINATION_CONCURRENCY`] invocations of Kerf's
+/// termination function at once, until `stop`.
+fn terminations(w: &World, stop: Arc<Notify>) -> tokio::task::JoinHandle<()> {
+    let (ctx, queue) = (w.terminator.clone(), w.termination_queue.clone());
+    tokio::task::spawn_local(async move {
+        let slots = Arc::new(Semaphore::new(TERMINATION_CONCURRENCY));
+        loop {
+            let permit = slots.clone().acquire_owned().await.unwrap();
+            let batch = queue.receive(10);
+            if batch.is_empty() {
+                drop(permit);
+                tokio::select! {
+                    _ = stop.notified() => return,
+                    _ = tokio::time::sleep(Duration::from_millis(50)) => continue,
+                }
+            }
+            let (ctx, queue) = (ctx.clone(), queue.clone());
+            tokio::task::spawn_local(async move {
+                tokio::time::sleep(INVOKE).await;
+                let event = SimQueue::event(&batch);
+                let resp = kerf_control::handlers::termination::handle(&ctx, &queue, &event).await;
+                queue.settle(&batch, &resp);
+                drop(permit);
+            });
+        }
+    })
+}
+
 fn feed(starts: Arc<Vec<Instant>>, inbox: Arc<Inbox>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         for (i, at) in starts.iter().enumerate() {
@@ -308,20 +340,23 @@ fn feed(starts: Arc<Vec<Instant>>, inbox: Arc<Inbox>) -> tokio::task::JoinHandle
     })
 }
 
-/// Nodes without a pod that is not terminating.
-async fn empty_nodes(w: &World) -> BTreeSet<String> {
-    let busy: BTreeSet<String> = pods(&w.client)
-        .await
+/// Nodes without a pod that is not terminating, and every Node (read straight from the
+/// store, as the simulated components do: the measurement adds no API-server load).
+fn node_states(w: &World) -> (BTreeSet<String>, BTreeSet<String>) {
+    let reads = w.sim.cached();
+    let pods = reads.list::<Pod>("/pods").unwrap();
+    let busy: BTreeSet<String> = pods
         .iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .filter_map(|p| p.spec.as_ref()?.node_name.clone())
         .collect();
-    let all: BTreeSet<String> = kerf_e2e::world::nodes(&w.client)
-        .await
+    let all: BTreeSet<String> = reads
+        .list::<Node>("/nodes")
+        .unwrap()
         .iter()
         .filter_map(|n| n.metadata.name.clone())
         .collect();
-    all.difference(&busy).cloned().collect()
+    (all.difference(&busy).cloned().collect(), all)
 }
 
 async fn mass(side: Side, nodes: usize) -> Outcome {
@@ -336,6 +371,9 @@ async fn mass(side: Side, nodes: usize) -> Outcome {
             .collect(),
     );
     let t0 = w.now() + SignedDuration::from_millis(200);
+    w.options.deliver_termination = false;
+    let stop = Arc::new(Notify::new());
+    let terminator = terminations(&w, stop.clone());
     let inbox = Arc::new(Inbox::default());
     let terminated: Stamps = Arc::default();
     let fleet_before = w.cloud.fleet_calls().len();
@@ -364,12 +402,7 @@ async fn mass(side: Side, nodes: usize) -> Outcome {
         w.options.tick = SignedDuration::try_from(step).unwrap();
         w.tick().await.unwrap();
         let started = terminated.lock().unwrap().clone();
-        let empty = empty_nodes(&w).await;
-        let live: BTreeSet<String> = kerf_e2e::world::nodes(&w.client)
-            .await
-            .iter()
-            .filter_map(|n| n.metadata.name.clone())
-            .collect();
+        let (empty, live) = node_states(&w);
         let at = Instant::now();
         for (i, t) in targets.iter().enumerate() {
             if started.contains_key(&i) && (empty.contains(&t.node) || !live.contains(&t.node)) {
@@ -382,6 +415,9 @@ async fn mass(side: Side, nodes: usize) -> Outcome {
         }
     }
     feeder.abort();
+    stop.notify_one();
+    let _ = terminator.await;
+    w.options.deliver_termination = true;
     let wall = begin.elapsed();
     if std::env::var_os("KERF_DEBUG").is_some() {
         for e in w.logs.entries() {

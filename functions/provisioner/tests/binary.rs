@@ -27,7 +27,9 @@ async fn the_binary_provisions_through_ec2_on_moto() {
     let acct = account::seed(&moto.url).await;
     let w = getting_started().await.unwrap();
     w.apply(&inflate(5)).await.unwrap();
-    kerf_sim::world::workloads::step(&w.client).await.unwrap();
+    kerf_sim::world::workloads::step(&w.client, &w.sim.cached())
+        .await
+        .unwrap();
     let marked = w.scheduler.step().await.unwrap();
     assert_eq!(marked.marked_unschedulable, 5);
 

@@ -25,6 +25,18 @@ pub enum Command {
     Crds,
     /// Print the webhook configurations for a deployed stack (for `kubectl apply -f -`).
     Webhooks(WebhooksArgs),
+    /// Run a scenario on a local simulated cluster with Kerf's real handlers (no AWS account):
+    /// the embedded getting-started walkthrough, or a scenario file.
+    Sim(SimArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SimArgs {
+    /// A scenario file (see examples/*.yaml); the getting-started walkthrough when omitted.
+    pub scenario: Option<String>,
+    /// Write a self-contained HTML page with the run's charts to this file.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -1,7 +1,8 @@
 //! The `kerf` command line: `plan` (Kerf's decision engine as a dry run), `catalog`, `migrate`
-//! (legacy Karpenter manifests to v1), `crds` and `webhooks` (the webhook configurations of a
-//! deployed stack).
-//! Only offline work lives here: no AWS SDK, no Kubernetes client.
+//! (legacy Karpenter manifests to v1), `crds`, `webhooks` (the webhook configurations of a
+//! deployed stack) and `sim` (a scenario on the simulated cluster, [`sim`]).
+//! Only offline work lives here: no AWS SDK; the Kubernetes client only talks to the
+//! in-process API server of `kerf sim`.
 
 pub mod args;
 pub mod commands;
@@ -9,6 +10,7 @@ pub mod convert;
 pub mod error;
 pub mod input;
 pub mod migrate;
+pub mod sim;
 pub mod snapshot;
 pub mod table;
 pub mod webhooks;
@@ -25,6 +27,7 @@ pub fn run(cli: &Cli, now: i64) -> Result<Outcome, CliError> {
         Command::Migrate(a) => migrate::migrate(a),
         Command::Crds => migrate::crds(),
         Command::Webhooks(a) => webhooks::webhooks(a),
+        Command::Sim(a) => sim::sim(a).map(|()| Outcome::default()),
     }
 }
 pub mod benchcluster;

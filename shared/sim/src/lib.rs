@@ -20,6 +20,7 @@
 pub mod admission;
 pub mod apply;
 pub mod binding;
+pub mod cached;
 pub use kerf_schema::{cel, schema};
 pub mod delete;
 pub mod diff;
@@ -33,6 +34,7 @@ pub mod query;
 pub mod read;
 pub mod registry;
 pub mod route;
+pub mod scenario;
 pub mod selector;
 mod server;
 pub mod shape;
@@ -156,6 +158,7 @@ impl SimBuilder {
         };
         let url = format!("{scheme}://{addr}");
         Ok(Sim {
+            cached: cached::Cached::new(state.clone()),
             state,
             url,
             ca_pem: ca,
@@ -168,6 +171,7 @@ impl SimBuilder {
 #[derive(Debug)]
 pub struct Sim {
     state: Arc<State>,
+    cached: cached::Cached,
     url: String,
     ca_pem: Option<String>,
     shutdown: Option<oneshot::Sender<()>>,
@@ -218,6 +222,11 @@ impl Sim {
     /// filled like a create, but status is kept and no schema validation runs.
     pub fn seed(&self, obj: Value) -> Result<Value, SimError> {
         seed::seed(&self.state, obj).map_err(|e| SimError::Seed(e.body.to_string()))
+    }
+
+    /// Typed reads straight from the store, for simulated components.
+    pub fn cached(&self) -> cached::Cached {
+        self.cached.clone()
     }
 
     /// Every request served so far.

@@ -59,6 +59,8 @@ pub struct Store {
     pub compacted: u64,
     tx: broadcast::Sender<Arc<Change>>,
     clock: SimClock,
+    /// The resourceVersion of each resource's last change.
+    changed: std::collections::HashMap<ResKey, u64>,
 }
 
 /// Where the server's timestamps (creation, deletion, PDB disruptions) come from: the
@@ -107,6 +109,7 @@ impl Store {
             compacted: 0,
             tx,
             clock,
+            changed: Default::default(),
         }
     }
 
@@ -169,6 +172,7 @@ impl Store {
     }
 
     fn record(&mut self, res: ResKey, kind: EventType, obj: Arc<Value>, old: Option<Arc<Value>>) {
+        self.changed.insert(res.clone(), self.rv);
         let change = Arc::new(Change {
             rv: self.rv,
             res,
@@ -210,6 +214,11 @@ impl Store {
         self.history.clear();
         self.rv += 1;
         self.compacted = self.rv;
+    }
+
+    /// The resourceVersion of the last change to `res` (0 if it never changed).
+    pub fn changed_at(&self, res: &str) -> u64 {
+        self.changed.get(res).copied().unwrap_or(0)
     }
 
     /// Number of stored objects of a resource.

@@ -19,7 +19,13 @@ use crate::error::ControlError;
 use crate::log::{abbreviate, controllers::DISRUPTION, obj};
 use crate::metrics::names::{DISRUPTION_DECISIONS, NODECLAIMS_DISRUPTED};
 use crate::names::DISRUPTED_TAINT;
+
+/// Karpenter's Event reasons for a disruption's replacements and candidates.
+pub const DISRUPTION_LAUNCHING: &str = "DisruptionLaunching";
+pub const DISRUPTION_TERMINATING: &str = "DisruptionTerminating";
+use crate::ports::EventType;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
+use crate::provision::notify::claim_event_of;
 use crate::provision::{LaunchOutcome, create_claim, launch_claim};
 use crate::view::View;
 
@@ -99,6 +105,7 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
             1.0,
         );
     }
+    announce(ctx, view, d).await;
     if d.method == Method::Expiration {
         return delete_candidates(ctx, termination, d, "expired").await;
     }
@@ -139,6 +146,39 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         }
     }
     Ok(())
+}
+
+/// Karpenter's Events on each candidate NodeClaim: `DisruptionLaunching` when replacements
+/// are launched, and `DisruptionTerminating` (`Disrupting NodeClaim: Underutilized/Delete`).
+async fn announce<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    view: &View,
+    d: &Disruption,
+) {
+    let why = format!("{}/{}", d.method.condition_reason(), capitalize(&d.action));
+    for name in &d.node_claims {
+        let Some(c) = view
+            .snap
+            .node_claims
+            .iter()
+            .find(|c| c.metadata.name.as_deref() == Some(name.as_str()))
+        else {
+            continue;
+        };
+        if !d.replacements.is_empty() {
+            let m = format!("Launching NodeClaim: {why}");
+            claim_event_of(ctx, c, EventType::Normal, DISRUPTION_LAUNCHING, &m).await;
+        }
+        let m = format!("Disrupting NodeClaim: {why}");
+        claim_event_of(ctx, c, EventType::Normal, DISRUPTION_TERMINATING, &m).await;
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// Deletes the candidates of `d` and queues their termination.

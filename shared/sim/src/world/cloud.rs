@@ -85,6 +85,8 @@ pub struct SimCloud {
     catalogs: Arc<Mutex<BTreeMap<String, Arc<Catalog>>>>,
     /// The AMI the node classes select now (an `-arm64` suffix for Graviton).
     ami: Arc<Mutex<String>>,
+    /// Spot price overrides.
+    pub prices: super::prices::Prices,
 }
 
 impl std::fmt::Debug for SimCloud {
@@ -105,6 +107,7 @@ impl SimCloud {
             state: Arc::default(),
             catalogs: Arc::default(),
             ami: Arc::new(Mutex::new("ami-0a5e00000000000a1".into())),
+            prices: Default::default(),
         }
     }
 
@@ -132,12 +135,28 @@ impl SimCloud {
         self.lock().no_capacity.push(which);
     }
 
+    /// Gives capacity back to the offerings an earlier [`SimCloud::remove_capacity`] with
+    /// the same selector took away.
+    pub fn restore_matching(&self, which: &NoCapacity) {
+        self.lock().no_capacity.retain(|n| n != which);
+    }
+
     /// Takes the instance back at `at`, as EC2 does two minutes after a spot interruption
     /// warning; unknown ids are ignored.
     pub fn reclaim(&self, instance_id: &str, at: Timestamp) {
         if let Some(i) = self.lock().instances.get_mut(instance_id) {
             i.reclaim_at = Some(at);
         }
+    }
+
+    /// Sets the spot price of `instance_type` in `zone` (every zone when `None`); later
+    /// catalogs carry it.
+    pub fn set_spot_price(&self, instance_type: &str, zone: Option<&str>, price: f64) {
+        self.prices.set_spot(instance_type, zone, price);
+        self.catalogs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// Makes every later call of `op` (`CreateFleet`, `DescribeInstances`, …) take `d` of wall
@@ -207,6 +226,16 @@ impl SimCloud {
         self.lock().fleet_calls.clone()
     }
 
+    /// When an instance next changes state by itself (boots or is taken back).
+    pub fn next_change(&self) -> Option<Timestamp> {
+        let now = self.clock.now();
+        self.lock()
+            .instances
+            .values()
+            .filter_map(|i| next_change(i, now))
+            .min()
+    }
+
     /// Every instance ever launched (terminated ones included), with its current state.
     pub fn instances(&self) -> Vec<SimInstance> {
         let now = self.clock.now();
@@ -260,10 +289,10 @@ impl SimCloud {
         if let Some(c) = cache.get(&key) {
             return Ok(c.clone());
         }
-        let c = Arc::new(
-            kerf_catalog::bundled(&self.region, &settings)
-                .map_err(|e| CloudError::InvalidRequest(e.to_string()))?,
-        );
+        let mut c = kerf_catalog::bundled(&self.region, &settings)
+            .map_err(|e| CloudError::InvalidRequest(e.to_string()))?;
+        self.prices.apply(&mut c);
+        let c = Arc::new(c);
         cache.insert(key, c.clone());
         Ok(c)
     }
@@ -342,6 +371,13 @@ impl SimCloud {
 fn next_id(s: &mut State) -> String {
     s.next += 1;
     format!("i-{:017x}", 0x0a5e_0000_0000 + s.next)
+}
+
+/// When `i` next changes state by itself after `now` (boots, or is taken back).
+pub(crate) fn next_change(i: &SimInstance, now: Timestamp) -> Option<Timestamp> {
+    let boots = (i.info.state == "pending" && i.running_at > now).then_some(i.running_at);
+    let reclaimed = i.reclaim_at.filter(|t| *t > now);
+    boots.into_iter().chain(reclaimed).min()
 }
 
 fn at(i: &SimInstance, now: Timestamp) -> SimInstance {

@@ -14,10 +14,11 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kerf_api::v1::NodeClaim;
 use kerf_control::ports::Clock;
 use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use super::cloud::{SimCloud, SimInstance};
+use crate::cached::Cached;
 
 /// What a kubelet step did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -31,6 +32,7 @@ pub struct KubeletReport {
 #[derive(Clone)]
 pub struct Kubelet {
     client: Client,
+    reads: Cached,
     cloud: SimCloud,
     clock: Arc<dyn Clock>,
     /// From instance running to Node Ready.
@@ -84,15 +86,67 @@ fn node_name(i: &SimInstance) -> String {
 }
 
 impl Kubelet {
-    pub fn new(client: Client, cloud: SimCloud, clock: Arc<dyn Clock>) -> Self {
+    /// Kubelets writing through `client` and reading the store through `reads`.
+    pub fn new(client: Client, reads: Cached, cloud: SimCloud, clock: Arc<dyn Clock>) -> Self {
         Kubelet {
             client,
+            reads,
             cloud,
             clock,
             ready_delay: SignedDuration::from_secs(20),
             startup_taint_delay: SignedDuration::from_secs(5),
             paused: false,
         }
+    }
+
+    /// When a kubelet next acts by itself: a running instance's Node turning Ready, or a Ready
+    /// Node's startup taints coming off. `None` when every Node is settled.
+    pub fn next_due(&self) -> Result<Option<Timestamp>, kube::Error> {
+        if self.paused {
+            return Ok(None);
+        }
+        let now = self.clock.now();
+        let nodes = self
+            .reads
+            .list::<Node>("/nodes")
+            .map_err(kube::Error::SerdeError)?;
+        let claims = self
+            .reads
+            .list::<NodeClaim>("karpenter.sh/nodeclaims")
+            .map_err(kube::Error::SerdeError)?;
+        let startup: std::collections::HashMap<&str, &NodeClaim> = claims
+            .iter()
+            .filter(|c| !c.spec.startup_taints.is_empty())
+            .filter_map(|c| Some((c.status.as_ref()?.provider_id.as_deref()?, c)))
+            .collect();
+        let instances = self.cloud.instances();
+        let by_pid: std::collections::HashMap<&str, &SimInstance> = instances
+            .iter()
+            .filter(|i| i.info.state == "running")
+            .map(|i| (i.info.provider_id.as_str(), i))
+            .collect();
+        let mut due: Option<Timestamp> = None;
+        for n in nodes.iter() {
+            let Some(i) = by_pid.get(pid(n)) else {
+                continue;
+            };
+            let at = match ready(n) {
+                Some((false, _)) => Some(i.running_at + self.ready_delay),
+                Some((true, since)) => startup.get(pid(n)).and_then(|c| {
+                    let taints = n.spec.as_ref().and_then(|s| s.taints.as_ref());
+                    let left = taints.is_some_and(|ts| {
+                        ts.iter()
+                            .any(|t| c.spec.startup_taints.iter().any(|s| s.key == t.key))
+                    });
+                    left.then_some(since + self.startup_taint_delay)
+                }),
+                None => None,
+            };
+            if let Some(at) = at.filter(|t| *t > now) {
+                due = Some(due.map_or(at, |d| d.min(at)));
+            }
+        }
+        Ok(due)
     }
 
     /// One round of every kubelet.
@@ -103,23 +157,35 @@ impl Kubelet {
             return Ok(out);
         }
         let nodes_api: Api<Node> = Api::all(self.client.clone());
-        let nodes = nodes_api.list(&ListParams::default()).await?.items;
+        let nodes = self
+            .reads
+            .list::<Node>("/nodes")
+            .map_err(kube::Error::SerdeError)?;
         let instances = self.cloud.instances();
+        let registered: std::collections::HashSet<&str> = nodes.iter().map(pid).collect();
         for i in instances.iter().filter(|i| i.info.state == "running") {
-            if !nodes.iter().any(|n| pid(n) == i.info.provider_id) {
+            if !registered.contains(i.info.provider_id.as_str()) {
                 let n = nodes_api
                     .create(&PostParams::default(), &node_for(i, now))
                     .await?;
                 out.registered.push(n.metadata.name.unwrap_or_default());
             }
         }
-        let claims: Vec<NodeClaim> = Api::<NodeClaim>::all(self.client.clone())
-            .list(&ListParams::default())
-            .await?
-            .items;
-        for n in &nodes {
+        let claims = self
+            .reads
+            .list::<NodeClaim>("karpenter.sh/nodeclaims")
+            .map_err(kube::Error::SerdeError)?;
+        let claims: std::collections::HashMap<&str, &NodeClaim> = claims
+            .iter()
+            .filter_map(|c| Some((c.status.as_ref()?.provider_id.as_deref()?, c)))
+            .collect();
+        let by_pid: std::collections::HashMap<&str, &SimInstance> = instances
+            .iter()
+            .map(|i| (i.info.provider_id.as_str(), i))
+            .collect();
+        for n in nodes.iter() {
             let name = n.metadata.name.clone().unwrap_or_default();
-            let inst = instances.iter().find(|i| i.info.provider_id == pid(n));
+            let inst = by_pid.get(pid(n)).copied();
             let alive = inst.is_some_and(|i| i.info.state == "running");
             match (ready(n), inst) {
                 (Some((false, _)), Some(i)) if alive && now >= i.running_at + self.ready_delay => {
@@ -143,12 +209,9 @@ impl Kubelet {
         &self,
         api: &Api<Node>,
         n: &Node,
-        claims: &[NodeClaim],
+        claims: &std::collections::HashMap<&str, &NodeClaim>,
     ) -> Result<(), kube::Error> {
-        let Some(claim) = claims
-            .iter()
-            .find(|c| c.status.as_ref().and_then(|s| s.provider_id.as_deref()) == Some(pid(n)))
-        else {
+        let Some(claim) = claims.get(pid(n)) else {
             return Ok(());
         };
         let taints = n
@@ -179,27 +242,34 @@ impl Kubelet {
         instances: &[SimInstance],
         now: Timestamp,
     ) -> Result<usize, kube::Error> {
-        let pods: Api<Pod> = Api::all(self.client.clone());
+        let pods = self
+            .reads
+            .list::<Pod>("/pods")
+            .map_err(kube::Error::SerdeError)?;
+        let by_name: std::collections::HashMap<&str, &Node> = nodes
+            .iter()
+            .filter_map(|n| Some((n.metadata.name.as_deref()?, n)))
+            .collect();
+        let up: std::collections::HashSet<&str> = instances
+            .iter()
+            .filter(|i| i.info.state == "running")
+            .map(|i| i.info.provider_id.as_str())
+            .collect();
         let mut started = 0;
-        for p in pods.list(&ListParams::default()).await?.items {
-            let Some(node) = p.spec.as_ref().and_then(|s| s.node_name.clone()) else {
+        for p in pods.iter() {
+            let Some(node) = p.spec.as_ref().and_then(|s| s.node_name.as_deref()) else {
                 continue;
             };
             let ns = p.metadata.namespace.clone().unwrap_or_default();
             let name = p.metadata.name.clone().unwrap_or_default();
             let api: Api<Pod> = Api::namespaced(self.client.clone(), &ns);
-            let Some(n) = nodes
-                .iter()
-                .find(|n| n.metadata.name.as_deref() == Some(&node))
-            else {
+            let Some(n) = by_name.get(node).copied() else {
                 if p.metadata.deletion_timestamp.is_none() {
                     let _ = api.delete(&name, &DeleteParams::default()).await;
                 }
                 continue;
             };
-            let running = instances
-                .iter()
-                .any(|i| i.info.provider_id == pid(n) && i.info.state == "running");
+            let running = up.contains(pid(n));
             let phase = p
                 .status
                 .as_ref()

@@ -12,6 +12,7 @@
 pub mod cloud;
 pub mod crash;
 pub mod kubelet;
+pub mod prices;
 pub mod queue;
 pub mod scheduler;
 mod wiring;
@@ -65,6 +66,13 @@ pub struct WorldOptions {
     pub visibility: SignedDuration,
     /// Secret path segment of the webhook URL.
     pub webhook_secret: String,
+    /// [`World::run_for`] and [`World::run_until`] jump over quiet time: after a tick that
+    /// changed nothing, the clock moves straight to the next moment something is due
+    /// ([`World::next_due`]) instead of ticking through every step in between.
+    pub skip_idle: bool,
+    /// [`World::tick`] delivers the termination queue; off when the caller runs its own
+    /// consumer (concurrent invocations in wall-clock time, as the event source mapping).
+    pub deliver_termination: bool,
 }
 
 impl Default for WorldOptions {
@@ -81,6 +89,8 @@ impl Default for WorldOptions {
             disruption_every: SignedDuration::from_mins(1),
             visibility: SignedDuration::from_secs(30),
             webhook_secret: "sim-webhook-secret".into(),
+            skip_idle: false,
+            deliver_termination: true,
         }
     }
 }
@@ -140,6 +150,8 @@ pub struct World {
     next_sweep: Timestamp,
     next_disruption: Timestamp,
     invocation: u64,
+    /// Interruption messages the interruption function handled (not failed).
+    pub interruptions_handled: usize,
 }
 
 impl std::fmt::Debug for World {
@@ -166,11 +178,42 @@ impl World {
         wiring::apply(&self.client, manifest).await
     }
 
+    /// Deletes one object (`api_version` may be omitted for core, apps, policy and Karpenter
+    /// kinds), as `kubectl delete` does.
+    pub async fn delete(
+        &self,
+        api_version: Option<&str>,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<(), WorldError> {
+        wiring::delete(&self.client, api_version, kind, namespace, name).await
+    }
+
+    /// Sets a Deployment's replicas, as `kubectl scale` does.
+    pub async fn scale(
+        &self,
+        namespace: &str,
+        name: &str,
+        replicas: u32,
+    ) -> Result<(), WorldError> {
+        use k8s_openapi::api::apps::v1::Deployment;
+        let api: kube::Api<Deployment> = kube::Api::namespaced(self.client.clone(), namespace);
+        let patch = serde_json::json!({"spec": {"replicas": replicas}});
+        api.patch(
+            name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await?;
+        Ok(())
+    }
+
     /// Advances time by one tick and lets every component act once.
     pub async fn tick(&mut self) -> Result<TickReport, WorldError> {
         self.clock.advance(self.options.tick);
         let mut r = TickReport {
-            workloads: workloads::step(&self.client).await?,
+            workloads: workloads::step(&self.client, &self.sim.cached()).await?,
             scheduler: self.scheduler.step().await?,
             ..TickReport::default()
         };
@@ -182,10 +225,10 @@ impl World {
         if self.interruption_queue.oldest_visible().is_some() {
             r.invocations.push(self.deliver_interruption().await);
         }
-        if self.termination_queue.oldest_visible().is_some() {
+        if self.options.deliver_termination && self.termination_queue.oldest_visible().is_some() {
             r.invocations.push(self.deliver_termination().await);
             // The ReplicaSet controller replaces evicted pods within moments, not a tick later.
-            let again = workloads::step(&self.client).await?;
+            let again = workloads::step(&self.client, &self.sim.cached()).await?;
             r.workloads.created += again.created;
             r.workloads.deleted += again.deleted;
         }
@@ -201,11 +244,44 @@ impl World {
         Ok(r)
     }
 
+    /// When something next happens by itself: a scheduled run, a queued message becoming
+    /// due, an instance booting or being taken back, a kubelet turning its Node Ready.
+    pub fn next_due(&self) -> Result<Timestamp, WorldError> {
+        let zero = SignedDuration::ZERO;
+        let timers = [
+            self.queue.next_due(self.options.batch_window),
+            self.termination_queue.next_due(zero),
+            self.interruption_queue.next_due(zero),
+            self.cloud.next_change(),
+            self.kubelet.next_due()?,
+        ];
+        Ok(timers
+            .into_iter()
+            .flatten()
+            .fold(self.next_sweep.min(self.next_disruption), Timestamp::min))
+    }
+
+    /// One tick, or with [`WorldOptions::skip_idle`] after a quiet tick, a jump to the tick
+    /// that lands on the next due moment (never past `end`). Returns whether the tick changed
+    /// the cluster.
+    pub async fn step_toward(&mut self, quiet: bool, end: Timestamp) -> Result<bool, WorldError> {
+        if quiet && self.options.skip_idle {
+            let land = self.next_due()?.min(end) - self.options.tick;
+            if land > self.now() {
+                self.clock.advance_to(land);
+            }
+        }
+        let before = self.sim.resource_version();
+        self.tick().await?;
+        Ok(self.sim.resource_version() != before)
+    }
+
     /// Ticks for `d` of simulated time.
     pub async fn run_for(&mut self, d: SignedDuration) -> Result<(), WorldError> {
         let end = self.now() + d;
+        let mut quiet = false;
         while self.now() < end {
-            self.tick().await?;
+            quiet = !self.step_toward(quiet, end).await?;
         }
         Ok(())
     }
@@ -222,8 +298,9 @@ impl World {
         Fut: std::future::Future<Output = bool>,
     {
         let end = self.now() + max;
+        let mut quiet = false;
         while self.now() < end {
-            self.tick().await?;
+            quiet = !self.step_toward(quiet, end).await?;
             if done(self.client.clone()).await {
                 return Ok(true);
             }
@@ -303,6 +380,8 @@ impl World {
         )
         .await;
         self.interruption_queue.settle(&messages, &resp);
+        let failed = resp["batchItemFailures"].as_array().map_or(0, Vec::len);
+        self.interruptions_handled += messages.len().saturating_sub(failed);
         resp
     }
 

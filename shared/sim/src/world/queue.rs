@@ -95,6 +95,16 @@ impl SimQueue {
             .min()
     }
 
+    /// When the next message is due to a consumer that waits `window` after a message is sent
+    /// before taking a batch.
+    pub fn next_due(&self, window: SignedDuration) -> Option<Timestamp> {
+        self.lock()
+            .messages
+            .iter()
+            .map(|m| m.visible_at.max(m.sent + window))
+            .min()
+    }
+
     /// Receives up to `max` visible messages (they become invisible for the timeout).
     pub fn receive(&self, max: usize) -> Vec<Message> {
         let now = self.clock.now();

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kerf_control::ports::Clock;
 use kube::Client;
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+
+use crate::cached::Cached;
 use serde_json::json;
 
 /// What a scheduling round did.
@@ -27,6 +29,7 @@ pub struct ScheduleReport {
 #[derive(Clone)]
 pub struct Scheduler {
     client: Client,
+    reads: Cached,
     clock: Arc<dyn Clock>,
 }
 
@@ -54,24 +57,36 @@ fn unschedulable_marked(p: &Pod) -> bool {
 }
 
 impl Scheduler {
-    pub fn new(client: Client, clock: Arc<dyn Clock>) -> Self {
-        Scheduler { client, clock }
+    /// A scheduler writing through `client` and reading the store through `reads`.
+    pub fn new(client: Client, reads: Cached, clock: Arc<dyn Clock>) -> Self {
+        Scheduler {
+            client,
+            reads,
+            clock,
+        }
     }
 
     /// One scheduling round over every pending pod.
     pub async fn step(&self) -> Result<ScheduleReport, kube::Error> {
-        let pods: Vec<Pod> = Api::<Pod>::all(self.client.clone())
-            .list(&ListParams::default())
-            .await?
-            .items;
-        let nodes: Vec<Node> = Api::<Node>::all(self.client.clone())
-            .list(&ListParams::default())
-            .await?
-            .items;
-        let ds = Api::<k8s_openapi::api::apps::v1::DaemonSet>::all(self.client.clone())
-            .list(&ListParams::default())
-            .await?
-            .items;
+        let pods = self
+            .reads
+            .list::<Pod>("/pods")
+            .map_err(kube::Error::SerdeError)?;
+        let waiting = |p: &Pod| {
+            p.metadata.deletion_timestamp.is_none()
+                && p.spec.as_ref().is_none_or(|s| s.node_name.is_none())
+        };
+        if !pods.iter().any(waiting) {
+            return Ok(ScheduleReport::default());
+        }
+        let nodes = self
+            .reads
+            .list::<Node>("/nodes")
+            .map_err(kube::Error::SerdeError)?;
+        let ds = self
+            .reads
+            .list::<k8s_openapi::api::apps::v1::DaemonSet>("apps/daemonsets")
+            .map_err(kube::Error::SerdeError)?;
         let mut snap = kerf_engine::Snapshot {
             now: self.clock.now().as_second(),
             ..Default::default()
@@ -117,14 +132,16 @@ impl Scheduler {
         }
         let now = crate::world::rfc3339(self.clock.now());
         let total = snap.nodes.len();
+        let by_key: std::collections::HashMap<String, &Pod> = pods
+            .iter()
+            .map(|p| {
+                let ns = p.metadata.namespace.as_deref().unwrap_or_default();
+                let name = p.metadata.name.as_deref().unwrap_or_default();
+                (format!("{ns}/{name}"), p)
+            })
+            .collect();
         for u in &plan.unschedulable {
-            let Some(p) = pods.iter().find(|p| {
-                format!(
-                    "{}/{}",
-                    p.metadata.namespace.as_deref().unwrap_or_default(),
-                    p.metadata.name.as_deref().unwrap_or_default()
-                ) == u.pod
-            }) else {
+            let Some(p) = by_key.get(&u.pod) else {
                 continue;
             };
             if unschedulable_marked(p) || p.metadata.deletion_timestamp.is_some() {

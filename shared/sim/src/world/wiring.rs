@@ -135,9 +135,14 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         queue.clone(),
         options.webhook_secret.clone(),
     ));
-    let mut kubelet = Kubelet::new(client.clone(), cloud.clone(), dyn_clock.clone());
+    let mut kubelet = Kubelet::new(
+        client.clone(),
+        sim.cached(),
+        cloud.clone(),
+        dyn_clock.clone(),
+    );
     kubelet.ready_delay = options.ready_delay;
-    let scheduler = Scheduler::new(client.clone(), dyn_clock.clone());
+    let scheduler = Scheduler::new(client.clone(), sim.cached(), dyn_clock.clone());
     let next_sweep = options.start + options.sweep_every;
     let next_disruption = options.start + options.disruption_every + options.disruption_every / 2;
     Ok(World {
@@ -163,6 +168,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         next_sweep,
         next_disruption,
         invocation: 0,
+        interruptions_handled: 0,
     })
 }
 
@@ -213,4 +219,43 @@ pub(super) async fn apply(client: &Client, manifest: &str) -> Result<Vec<String>
         applied.push(format!("{kind}/{name}"));
     }
     Ok(applied)
+}
+
+/// The apiVersion of a kind a scenario may name without one.
+fn known_api_version(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "Pod" | "Service" | "ConfigMap" | "Namespace" | "Node" | "Secret" => "v1",
+        "Deployment" | "DaemonSet" | "StatefulSet" | "ReplicaSet" => "apps/v1",
+        "PodDisruptionBudget" => "policy/v1",
+        "NodePool" | "NodeClaim" => "karpenter.sh/v1",
+        "EC2NodeClass" => "karpenter.k8s.aws/v1",
+        _ => return None,
+    })
+}
+
+pub(super) async fn delete(
+    client: &Client,
+    api_version: Option<&str>,
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<(), WorldError> {
+    let api_version = api_version
+        .or_else(|| known_api_version(kind))
+        .ok_or_else(|| {
+            WorldError::Manifest(format!(
+                "give the apiVersion of kind {kind} to delete {name}"
+            ))
+        })?;
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let (ar, caps) = kube::discovery::pinned_kind(client, &gvk).await?;
+    let api: Api<DynamicObject> = if caps.scope == kube::discovery::Scope::Namespaced {
+        Api::namespaced_with(client.clone(), namespace.unwrap_or("default"), &ar)
+    } else {
+        Api::all_with(client.clone(), &ar)
+    };
+    api.delete(name, &kube::api::DeleteParams::default())
+        .await?;
+    Ok(())
 }

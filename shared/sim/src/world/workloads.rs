@@ -2,14 +2,20 @@
 //! from its template (pods named `<deployment>-<hash>-<suffix>`, owned through a
 //! ReplicaSet name as in a real cluster); scaling down removes unbound pods first, then pods
 //! on the nodes crowded with the most replicas, newest first (kube-controller-manager's
-//! ranking).
+//! ranking). Pods of a ReplicaSet no Deployment wants any more are deleted, as the garbage
+//! collector does after `kubectl delete deployment`.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
+
+use crate::cached::Cached;
+
+/// The label a ReplicaSet puts on its pods.
+const TEMPLATE_HASH: &str = "pod-template-hash";
 use serde_json::json;
 
 /// What a round did.
@@ -44,18 +50,18 @@ fn owned_by<'a>(pods: &'a [Pod], ns: &str, rs: &str) -> Vec<&'a Pod> {
         .collect()
 }
 
-/// One round of the Deployment controller over every Deployment.
-pub async fn step(client: &Client) -> Result<WorkloadReport, kube::Error> {
-    let deps = Api::<Deployment>::all(client.clone())
-        .list(&ListParams::default())
-        .await?
-        .items;
-    let pods = Api::<Pod>::all(client.clone())
-        .list(&ListParams::default())
-        .await?
-        .items;
+/// One round of the Deployment controller over every Deployment: reads through `reads`,
+/// writes through `client`.
+pub async fn step(client: &Client, reads: &Cached) -> Result<WorkloadReport, kube::Error> {
+    let deps = reads
+        .list::<Deployment>("apps/deployments")
+        .map_err(kube::Error::SerdeError)?;
+    let pods = reads
+        .list::<Pod>("/pods")
+        .map_err(kube::Error::SerdeError)?;
     let mut out = WorkloadReport::default();
-    for d in deps {
+    let mut current = std::collections::BTreeSet::new();
+    for d in deps.iter() {
         let ns = d
             .metadata
             .namespace
@@ -65,7 +71,9 @@ pub async fn step(client: &Client) -> Result<WorkloadReport, kube::Error> {
         let spec = d.spec.clone();
         let want = spec.replicas.unwrap_or(1).max(0) as usize;
         let template = serde_json::to_value(&spec.template).unwrap_or_default();
-        let rs = format!("{name}-{}", hash(&template.to_string()));
+        let h = hash(&template.to_string());
+        let rs = format!("{name}-{h}");
+        current.insert((ns.clone(), rs.clone()));
         let mine = owned_by(&pods, &ns, &rs);
         let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
         if mine.len() < want {
@@ -74,6 +82,7 @@ pub async fn step(client: &Client) -> Result<WorkloadReport, kube::Error> {
                 p["apiVersion"] = json!("v1");
                 p["kind"] = json!("Pod");
                 p["metadata"]["generateName"] = json!(format!("{rs}-"));
+                p["metadata"]["labels"][TEMPLATE_HASH] = json!(h);
                 p["metadata"]["namespace"] = json!(ns);
                 p["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
                     "name": rs, "uid": d.metadata.uid.clone().unwrap_or_default(), "controller": true}]);
@@ -93,7 +102,49 @@ pub async fn step(client: &Client) -> Result<WorkloadReport, kube::Error> {
             }
         }
     }
+    out.deleted += collect(client, &pods, &current).await?;
     Ok(out)
+}
+
+/// Pods of a ReplicaSet no Deployment wants any more (the Deployment was deleted, or its
+/// template changed): deleted, as the garbage collector and a rollout would.
+async fn collect(
+    client: &Client,
+    pods: &[Pod],
+    current: &std::collections::BTreeSet<(String, String)>,
+) -> Result<usize, kube::Error> {
+    let mut deleted = 0;
+    for p in pods
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+    {
+        let ours = p
+            .metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key(TEMPLATE_HASH));
+        let ns = p.metadata.namespace.clone().unwrap_or_default();
+        let rs = p
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.kind == "ReplicaSet")
+            .map(|o| o.name.clone());
+        let Some(rs) = rs.filter(|_| ours) else {
+            continue;
+        };
+        if !current.contains(&(ns.clone(), rs)) {
+            let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
+            let name = p.metadata.name.as_deref().unwrap_or_default();
+            match api.delete(name, &DeleteParams::default()).await {
+                Ok(_) => deleted += 1,
+                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(deleted)
 }
 
 /// The pods to remove when scaling down by `n`.

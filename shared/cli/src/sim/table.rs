@@ -1,0 +1,80 @@
+//! The end of a run: the NodeClaims as `kubectl get nodeclaims` shows them, and the cost.
+
+use std::time::Duration;
+
+use kerf_sim::scenario::Outcome;
+
+use crate::table::columns;
+
+/// `kubectl get nodeclaims` (NAME TYPE CAPACITY ZONE NODE READY AGE) at the end of the run.
+pub fn claims(o: &Outcome) -> String {
+    if o.last.claims.is_empty() {
+        return "\nNo NodeClaims at the end.\n".into();
+    }
+    let header = ["NAME", "TYPE", "CAPACITY", "ZONE", "NODE", "READY", "AGE"];
+    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    rows.extend(o.last.claims.iter().map(|c| {
+        vec![
+            c.name.clone(),
+            c.instance_type.clone(),
+            c.capacity_type.clone(),
+            c.zone.clone(),
+            c.node.clone(),
+            if c.ready { "True" } else { "False" }.into(),
+            age(o.last.at.duration_since(c.created).as_secs()),
+        ]
+    }));
+    format!("\n{}", columns(&rows))
+}
+
+/// kubectl's short age: `45s`, `12m`, `3h4m`, `2d`.
+pub fn age(secs: i64) -> String {
+    let s = secs.max(0);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => match (s / 60) % 60 {
+            0 => format!("{}h", s / 3600),
+            m => format!("{}h{m}m", s / 3600),
+        },
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+/// Cost and counts over the run.
+pub fn summary(o: &Outcome, wall: Duration) -> String {
+    let disruptions = o
+        .last
+        .reasons
+        .get("DisruptionTerminating")
+        .copied()
+        .unwrap_or(0);
+    format!(
+        "\n{}: simulated {} in {:.2} s; {} NodeClaims launched, {} disruptions, {} interruptions; \
+         cost ${:.4} ({:.2} node-hours); now {} nodes, ${:.4}/h\n",
+        o.name,
+        age(o.simulated.as_secs()),
+        wall.as_secs_f64(),
+        o.last.launched,
+        disruptions,
+        o.last.interruptions,
+        o.cost,
+        o.node_hours,
+        o.last.claims.len(),
+        o.last.cost_per_hour()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_like_kubectl() {
+        assert_eq!(age(5), "5s");
+        assert_eq!(age(125), "2m");
+        assert_eq!(age(3600), "1h");
+        assert_eq!(age(3600 + 240), "1h4m");
+        assert_eq!(age(3 * 86400 + 5), "3d");
+    }
+}

@@ -1,0 +1,264 @@
+//! `kerf sim`: every scenario in `examples/` runs to the end with its assertions holding, the
+//! embedded getting-started scenario runs without a file, a failed assertion exits non-zero
+//! naming its step, and a malformed scenario is refused naming the step or field.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kerf_cli::sim::simulate;
+use kerf_sim::scenario::{Scenario, ScenarioError};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(repo().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    out.sort();
+    out
+}
+
+fn run(s: &Scenario) -> (Result<kerf_sim::scenario::Outcome, String>, String) {
+    let mut out = Vec::new();
+    let r = simulate(s, &mut out, false).map_err(|e| e.to_string());
+    (r, String::from_utf8(out).unwrap())
+}
+
+#[test]
+fn every_example_scenario_holds() {
+    let files = examples();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for want in [
+        "inflate",
+        "consolidation",
+        "spot-to-spot",
+        "spot-interruption",
+        "expire-under-pdb",
+        "drift-ami",
+        "tainted-nodepool",
+        "weights-limits",
+    ] {
+        assert!(
+            names.iter().any(|n| n == want),
+            "examples/{want}.yaml is missing"
+        );
+    }
+    for f in &files {
+        let s = Scenario::load(f).unwrap();
+        let (r, out) = run(&s);
+        let o = r.unwrap_or_else(|e| panic!("{}: {e}\n{out}", f.display()));
+        assert!(out.contains("launched nodeclaim"), "{}: {out}", f.display());
+        assert!(o.last.launched > 0 && o.simulated.as_secs() > 0);
+        assert!(o.cost > 0.0, "{}: nodes cost money", f.display());
+    }
+}
+
+#[test]
+fn the_embedded_scenario_is_the_inflate_walkthrough() {
+    let s = Scenario::getting_started().unwrap();
+    let (r, out) = run(&s);
+    let o = r.unwrap_or_else(|e| panic!("{e}\n{out}"));
+    assert_eq!(o.last.claims.len(), 0, "emptiness removed every node");
+    assert!(o.last.reasons.contains_key("DisruptionTerminating"));
+    assert!(out.contains("step 1/"), "{out}");
+    assert!(out.contains("No NodeClaims at the end."), "{out}");
+    let peak = o
+        .samples
+        .iter()
+        .map(|s| s.nodes.values().sum::<usize>())
+        .max();
+    assert!(peak >= Some(2), "30 pods took more than one node: {peak:?}");
+    let pending = o.samples.iter().map(|s| s.pending).max();
+    // Of the 25 new pods, those that did not fit beside the first five waited for capacity.
+    assert!(
+        pending.is_some_and(|p| (20..=25).contains(&p)),
+        "the new pods were pending at some point: {pending:?}"
+    );
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn tmp(test: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(test)
+}
+
+const FAILING: &str = "name: failing
+objects:
+  - file: ../../../../examples/getting-started/nodepool.yaml
+  - file: ../../../../examples/getting-started/inflate.yaml
+steps:
+  - until: {running: 5}
+    within: 3m
+  - name: wrong on purpose
+    expect: {nodes: 7}
+";
+
+#[test]
+fn a_failed_assertion_exits_non_zero_naming_the_step() {
+    let dir = tmp("sim-failing");
+    // The scenario's files are relative to it; point them back at the repository.
+    let text = FAILING.replace(
+        "../../../../examples",
+        &repo().join("examples").display().to_string(),
+    );
+    let f = write(&dir, "failing.yaml", &text);
+    let out = Command::new(env!("CARGO_BIN_EXE_kerf"))
+        .args(["sim", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("step 2 \"wrong on purpose\": expected nodes 7, found 1"),
+        "{err}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("launched nodeclaim"), "{stdout}");
+}
+
+#[test]
+fn a_malformed_scenario_is_refused_naming_the_step_or_field() {
+    let parse = |text: &str| Scenario::parse(text, "s.yaml", PathBuf::new()).unwrap_err();
+    let e = parse("name: x\nsteps:\n  - advance: 5m\n    scale: {deployment: a, replicas: 1}\n");
+    assert!(matches!(e, ScenarioError::Step { index: 1, .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("one action per step, found scale, advance"),
+        "{e}"
+    );
+    let e = parse("name: x\nsteps:\n  - advance: soon\n");
+    assert!(
+        e.to_string()
+            .contains("s.yaml: step 1: `soon` is not a duration"),
+        "{e}"
+    );
+    let e = parse("name: x\nsteps:\n  - expect: {nodez: 1}\n");
+    assert!(e.to_string().contains("steps[0].expect"), "{e}");
+    assert!(e.to_string().contains("nodez"), "{e}");
+    let e = parse("name: x\nsteps:\n  - {name: nothing}\n");
+    assert!(
+        e.to_string().contains("step 1 \"nothing\": no action"),
+        "{e}"
+    );
+    let e = parse("name: x\nobjects:\n  - {}\nsteps: []\n");
+    assert!(
+        e.to_string()
+            .contains("objects[0]: give exactly one of `file` or `manifest`"),
+        "{e}"
+    );
+    let e = parse("name: x\nsteps:\n  - {advance: 1m, within: 2m}\n");
+    assert!(e.to_string().contains("belongs to an `until` step"), "{e}");
+    let e = parse("name: x\nsteps:\n  - spotPrice: {instanceType: m5.large, price: -1}\n");
+    assert!(
+        e.to_string()
+            .contains("spotPrice.price must be a positive number"),
+        "{e}"
+    );
+    // Exit code 2 from the binary, as for any bad input.
+    let f = write(
+        &tmp("sim-bad"),
+        "bad.yaml",
+        "name: x\nsteps:\n  - {name: nothing}\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_kerf"))
+        .args(["sim", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.yaml: step 1 \"nothing\": no action"),
+        "{err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_kerf"))
+        .args(["sim", "no/such/scenario.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/scenario.yaml"));
+}
+
+fn chromium(args: &[&str]) -> std::process::Output {
+    let bin = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|b| Command::new(b).arg("--version").output().is_ok())
+        .expect("Chromium is needed for this test (`make test` installs Debian's chromium)");
+    let mut all = vec!["--headless", "--no-sandbox", "--disable-gpu"];
+    all.extend_from_slice(args);
+    Command::new(bin).args(&all).output().unwrap()
+}
+
+#[test]
+fn the_report_renders_in_headless_chromium_with_every_series() {
+    let s = Scenario::load(&repo().join("examples/spot-interruption.yaml")).unwrap();
+    let (r, out) = run(&s);
+    let o = r.unwrap_or_else(|e| panic!("{e}\n{out}"));
+    let dir = tmp("sim-report");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("report.html");
+    let html = kerf_cli::sim::report::page(&s.name, &[("Kerf", &o)]);
+    for outside in ["src=", "<link", "<script", "@import", "url("] {
+        assert!(!html.contains(outside), "self-contained: {outside} found");
+    }
+    std::fs::write(&page, &html).unwrap();
+    let url = format!("file://{}", page.display());
+
+    let dom = chromium(&["--dump-dom", &url]);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let mut shapes: Vec<&String> = o.samples.iter().flat_map(|s| s.nodes.keys()).collect();
+    shapes.sort();
+    shapes.dedup();
+    assert!(
+        shapes.len() >= 2,
+        "the interruption brought a new shape: {shapes:?}"
+    );
+    for want in shapes
+        .iter()
+        .map(|s| s.as_str())
+        .chain(["pending pods", "USD per hour"])
+    {
+        assert!(
+            dom.contains(&format!("data-series=\"{want}\"")),
+            "series {want} missing from the rendered page"
+        );
+    }
+    assert!(
+        dom.contains("class=\"marker interruption\""),
+        "the interruption is marked"
+    );
+
+    let png = dir.join("report.png");
+    let shot = chromium(&[
+        &format!("--screenshot={}", png.display()),
+        "--window-size=1000,1400",
+        &url,
+    ]);
+    let bytes = std::fs::read(&png).unwrap_or_else(|e| {
+        panic!(
+            "no screenshot ({e}): {}",
+            String::from_utf8_lossy(&shot.stderr)
+        )
+    });
+    assert_eq!(&bytes[1..4], b"PNG");
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert_eq!((width, height), (1000, 1400));
+    assert!(
+        bytes.len() > 20_000,
+        "a page with charts, not a blank one: {} bytes",
+        bytes.len()
+    );
+}

@@ -1,0 +1,178 @@
+//! Assertions on an [`Observation`]: counts, cost per hour, events seen, instance types.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::Observation;
+
+/// An exact count or a range.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Count {
+    Exactly(usize),
+    Range {
+        min: Option<usize>,
+        max: Option<usize>,
+    },
+}
+
+impl Count {
+    fn holds(&self, n: usize) -> bool {
+        match *self {
+            Count::Exactly(want) => n == want,
+            Count::Range { min, max } => min.is_none_or(|m| n >= m) && max.is_none_or(|m| n <= m),
+        }
+    }
+}
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Count::Exactly(n) => write!(f, "{n}"),
+            Count::Range { min, max } => match (min, max) {
+                (Some(a), Some(b)) => write!(f, "between {a} and {b}"),
+                (Some(a), None) => write!(f, "at least {a}"),
+                (None, Some(b)) => write!(f, "at most {b}"),
+                (None, None) => write!(f, "any number"),
+            },
+        }
+    }
+}
+
+/// A USD-per-hour range.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Money {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// What must hold; every field given is checked.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expect {
+    /// NodeClaims that are not being deleted.
+    pub nodes: Option<Count>,
+    /// Pods not bound to a node.
+    pub pending: Option<Count>,
+    /// Pods running.
+    pub running: Option<Count>,
+    /// Cost per hour of the nodes (USD).
+    pub cost_per_hour: Option<Money>,
+    /// Kubernetes Event reasons seen since the start (`DisruptionTerminating`, …).
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// Every node's instance type is one of these.
+    pub instance_types: Option<Vec<String>>,
+    /// Nodes per capacity type (`spot`, `on-demand`).
+    pub capacity_types: Option<BTreeMap<String, Count>>,
+    /// Nodes per NodePool.
+    pub node_pools: Option<BTreeMap<String, Count>>,
+    /// NodeClaims launched since the start.
+    pub launched: Option<Count>,
+    /// Interruption messages handled since the start.
+    pub interruptions: Option<Count>,
+}
+
+/// An assertion that did not hold.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("expected {what} {want}, found {found}")]
+pub struct Failure {
+    pub what: String,
+    pub want: String,
+    pub found: String,
+}
+
+fn count(what: &str, want: &Option<Count>, n: usize) -> Result<(), Failure> {
+    match want {
+        Some(c) if !c.holds(n) => Err(Failure {
+            what: what.into(),
+            want: c.to_string(),
+            found: n.to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn groups(
+    what: &str,
+    want: &Option<BTreeMap<String, Count>>,
+    have: &BTreeMap<String, usize>,
+) -> Result<(), Failure> {
+    for (k, c) in want.iter().flatten() {
+        count(
+            &format!("{what} {k}"),
+            &Some(*c),
+            have.get(k).copied().unwrap_or(0),
+        )?;
+    }
+    Ok(())
+}
+
+impl Expect {
+    /// Checks every given field against `o`.
+    pub fn check(&self, o: &Observation) -> Result<(), Failure> {
+        count("nodes", &self.nodes, o.claims.len())?;
+        count("pending pods", &self.pending, o.pending)?;
+        count("running pods", &self.running, o.running)?;
+        count("launched NodeClaims", &self.launched, o.launched)?;
+        count("interruptions", &self.interruptions, o.interruptions)?;
+        if let Some(m) = &self.cost_per_hour {
+            let c = o.cost_per_hour();
+            let low = m.min.is_some_and(|v| c < v - 1e-9);
+            let high = m.max.is_some_and(|v| c > v + 1e-9);
+            if low || high {
+                let want = match (m.min, m.max) {
+                    (Some(a), Some(b)) => format!("between ${a:.4} and ${b:.4}"),
+                    (Some(a), None) => format!("at least ${a:.4}"),
+                    (None, Some(b)) => format!("at most ${b:.4}"),
+                    (None, None) => "anything".into(),
+                };
+                return Err(Failure {
+                    what: "cost per hour".into(),
+                    want,
+                    found: format!("${c:.4}"),
+                });
+            }
+        }
+        for reason in &self.events {
+            if !o.reasons.contains_key(reason) {
+                return Err(Failure {
+                    what: "an event with reason".into(),
+                    want: reason.clone(),
+                    found: format!(
+                        "only {}",
+                        o.reasons.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                });
+            }
+        }
+        if let Some(types) = &self.instance_types {
+            let other: Vec<&str> = o
+                .claims
+                .iter()
+                .map(|c| c.instance_type.as_str())
+                .filter(|t| !types.iter().any(|w| w == t))
+                .collect();
+            if !other.is_empty() {
+                return Err(Failure {
+                    what: "instance types in".into(),
+                    want: format!("[{}]", types.join(", ")),
+                    found: other.join(", "),
+                });
+            }
+        }
+        groups(
+            "nodes of capacity type",
+            &self.capacity_types,
+            &o.by(|c| &c.capacity_type),
+        )?;
+        groups(
+            "nodes of NodePool",
+            &self.node_pools,
+            &o.by(|c| &c.node_pool),
+        )?;
+        Ok(())
+    }
+}

@@ -1,0 +1,226 @@
+//! Scenarios: a simulated cluster's starting objects, then timed steps (apply or delete
+//! manifests, scale a Deployment, let time pass, interrupt nodes, take capacity away, release
+//! an AMI, move spot prices) and assertions on what happened. `kerf sim` runs them; the file
+//! format is documented in the README.
+//!
+//! ```yaml
+//! name: inflate
+//! objects:
+//!   - file: getting-started/nodepool.yaml     # relative to the scenario file
+//! steps:
+//!   - scale: {deployment: inflate, replicas: 5}
+//!   - until: {nodes: 1, pending: 0}
+//!     within: 5m
+//! ```
+
+mod expect;
+mod observe;
+mod run;
+mod step;
+
+pub use expect::{Count, Expect, Failure, Money};
+pub use observe::{ClaimRow, Kind, Observation, TimelineEvent};
+pub use run::{Outcome, Progress, Sample, run};
+pub use step::{Action, ObjectRef, Scale, Select, SpotPrice, Step};
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Why a scenario cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The file cannot be read.
+    #[error("{path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    /// The YAML does not describe a scenario.
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    /// A step is malformed.
+    #[error("{path}: step {index}{name}: {message}")]
+    Step {
+        path: String,
+        index: usize,
+        name: String,
+        message: String,
+    },
+    /// The simulated world failed.
+    #[error("{path}: step {index}{name}: {message}")]
+    World {
+        path: String,
+        index: usize,
+        name: String,
+        message: String,
+    },
+    /// An assertion did not hold.
+    #[error("{path}: step {index}{name}: {failure}")]
+    Assertion {
+        path: String,
+        index: usize,
+        name: String,
+        failure: Box<Failure>,
+    },
+}
+
+/// Manifests: a file (relative to the scenario) or inline YAML.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// What it is, for readers of the scenario.
+    pub name: Option<String>,
+    pub file: Option<String>,
+    pub manifest: Option<String>,
+}
+
+/// World knobs a scenario may set.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Settings {
+    /// Karpenter's feature gates: `SpotToSpotConsolidation`.
+    #[serde(default)]
+    pub feature_gates: BTreeMap<String, bool>,
+    /// Simulated time per tick (default `1s`).
+    pub tick: Option<String>,
+}
+
+/// A scenario file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub settings: Settings,
+    /// Applied before time starts.
+    #[serde(default)]
+    pub objects: Vec<Source>,
+    pub steps: Vec<Step>,
+    /// Where it was read from (for relative files and messages).
+    #[serde(skip)]
+    pub path: String,
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+impl Scenario {
+    /// Reads a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Scenario::parse(&text, &path.display().to_string(), dir)
+    }
+
+    /// Parses scenario YAML; `path` names it in errors, `dir` resolves its `file:` entries.
+    pub fn parse(text: &str, path: &str, dir: PathBuf) -> Result<Scenario, ScenarioError> {
+        let de = yaml_serde::Deserializer::from_str(text);
+        let mut s: Scenario =
+            serde_path_to_error::deserialize(de).map_err(|e| ScenarioError::Parse {
+                path: path.into(),
+                message: format!("{}: {}", e.path(), e.inner()),
+            })?;
+        s.path = path.into();
+        s.dir = dir;
+        s.validate()?;
+        Ok(s)
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        for (i, src) in self.objects.iter().enumerate() {
+            self.text(src).map_err(|message| ScenarioError::Parse {
+                path: self.path.clone(),
+                message: format!("objects[{i}]: {message}"),
+            })?;
+        }
+        if let Some(t) = &self.settings.tick {
+            duration(t).map_err(|message| ScenarioError::Parse {
+                path: self.path.clone(),
+                message: format!("settings.tick: {message}"),
+            })?;
+        }
+        for (i, step) in self.steps.iter().enumerate() {
+            step.action()
+                .map_err(|message| self.step_error(i, message))?;
+            if let Action::Apply(src) = step.action().map_err(|m| self.step_error(i, m))? {
+                self.text(src).map_err(|m| self.step_error(i, m))?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn step_error(&self, index: usize, message: String) -> ScenarioError {
+        ScenarioError::Step {
+            path: self.path.clone(),
+            index: index + 1,
+            name: self.step_name(index),
+            message,
+        }
+    }
+
+    /// ` "name"` for a named step, empty otherwise.
+    pub(crate) fn step_name(&self, index: usize) -> String {
+        self.steps
+            .get(index)
+            .and_then(|s| s.name.as_deref())
+            .map(|n| format!(" \"{n}\""))
+            .unwrap_or_default()
+    }
+
+    /// The manifest text of a source.
+    pub fn text(&self, src: &Source) -> Result<String, String> {
+        match (&src.file, &src.manifest) {
+            (Some(f), None) if self.path == EMBEDDED => EMBEDDED_FILES
+                .iter()
+                .find(|(name, _)| name == f)
+                .map(|(_, text)| text.to_string())
+                .ok_or_else(|| format!("file {f}: not embedded")),
+            (Some(f), None) => {
+                let p = self.dir.join(f);
+                std::fs::read_to_string(&p).map_err(|e| format!("file {}: {e}", p.display()))
+            }
+            (None, Some(m)) => Ok(m.clone()),
+            _ => Err("give exactly one of `file` or `manifest`".into()),
+        }
+    }
+}
+
+/// Parses `90s`, `5m`, `1h30m`, `2h`.
+pub fn duration(s: &str) -> Result<jiff::SignedDuration, String> {
+    let d: jiff::SignedDuration = s
+        .parse()
+        .map_err(|e| format!("`{s}` is not a duration like 90s, 5m or 1h30m ({e})"))?;
+    if d.is_negative() {
+        return Err(format!("`{s}` is negative"));
+    }
+    Ok(d)
+}
+
+/// The name the embedded getting-started scenario goes by.
+pub const EMBEDDED: &str = "<embedded getting-started scenario>";
+
+/// The getting-started scenario `kerf sim` runs without a file, and the files it names.
+pub const GETTING_STARTED: &str = include_str!("../../../../examples/inflate.yaml");
+const EMBEDDED_FILES: [(&str, &str); 2] = [
+    (
+        "getting-started/nodepool.yaml",
+        include_str!("../../../../examples/getting-started/nodepool.yaml"),
+    ),
+    (
+        "getting-started/inflate.yaml",
+        include_str!("../../../../examples/getting-started/inflate.yaml"),
+    ),
+];
+
+impl Scenario {
+    /// The embedded getting-started scenario.
+    pub fn getting_started() -> Result<Scenario, ScenarioError> {
+        Scenario::parse(GETTING_STARTED, EMBEDDED, PathBuf::new())
+    }
+}

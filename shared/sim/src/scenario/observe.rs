@@ -1,0 +1,228 @@
+//! What a scenario sees of the world after each tick: the NodeClaims (as `kubectl get
+//! nodeclaims` shows them), pending and running pods, cost per hour, Event reasons, and the
+//! timeline lines (launches, deletions, disruptions, interruptions) since the last look.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Event, Pod};
+use kerf_api::v1::NodeClaim;
+use kerf_catalog::CapacityType;
+
+use crate::world::World;
+
+/// One NodeClaim, as `kubectl get nodeclaims` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimRow {
+    pub name: String,
+    pub instance_type: String,
+    pub capacity_type: String,
+    pub zone: String,
+    pub node: String,
+    pub ready: bool,
+    pub node_pool: String,
+    pub created: Timestamp,
+    /// USD per hour (0 until launched).
+    pub price: f64,
+}
+
+/// The cluster at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct Observation {
+    pub at: Timestamp,
+    /// NodeClaims not being deleted, by name.
+    pub claims: Vec<ClaimRow>,
+    pub pending: usize,
+    pub running: usize,
+    /// NodeClaims launched since the start.
+    pub launched: usize,
+    /// Interruption messages handled since the start.
+    pub interruptions: usize,
+    /// Event reasons seen since the start, with counts.
+    pub reasons: BTreeMap<String, usize>,
+}
+
+impl Observation {
+    /// USD per hour of the nodes.
+    pub fn cost_per_hour(&self) -> f64 {
+        self.claims.iter().fold(0.0, |sum, c| sum + c.price)
+    }
+
+    /// Nodes per value of a field.
+    pub fn by(&self, field: impl Fn(&ClaimRow) -> &String) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for c in &self.claims {
+            *out.entry(field(c).clone()).or_default() += 1;
+        }
+        out
+    }
+
+    /// Nodes per `instance-type/capacity-type`.
+    pub fn shapes(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for c in self.claims.iter().filter(|c| !c.instance_type.is_empty()) {
+            *out.entry(format!("{}/{}", c.instance_type, c.capacity_type))
+                .or_default() += 1;
+        }
+        out
+    }
+}
+
+/// What a timeline line is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Launch,
+    Delete,
+    Disruption,
+    Interruption,
+    Step,
+    Other,
+}
+
+/// One line of the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineEvent {
+    pub at: Timestamp,
+    pub kind: Kind,
+    pub text: String,
+}
+
+/// Reasons worth a timeline line, and what they are.
+const NOTABLE: [(&str, Kind); 5] = [
+    ("DisruptionTerminating", Kind::Disruption),
+    ("DisruptionLaunching", Kind::Disruption),
+    ("InsufficientCapacityError", Kind::Other),
+    ("RebalanceRecommendation", Kind::Interruption),
+    ("FailedDraining", Kind::Other),
+];
+
+/// Keeps what was already seen between looks.
+#[derive(Debug, Default)]
+pub struct Observer {
+    announced: BTreeSet<String>,
+    live: BTreeSet<String>,
+    events: BTreeSet<String>,
+    reasons: BTreeMap<String, usize>,
+}
+
+fn label(c: &NodeClaim, key: &str) -> String {
+    c.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(key))
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn row(w: &World, c: &NodeClaim) -> ClaimRow {
+    let status = c.status.clone().unwrap_or_default();
+    let ready = status
+        .conditions
+        .iter()
+        .any(|k| k.type_ == "Ready" && k.status == kerf_api::v1::ConditionStatus::True);
+    let (it, ct, zone) = (
+        label(c, kerf_labels::INSTANCE_TYPE),
+        label(c, kerf_labels::CAPACITY_TYPE),
+        label(c, kerf_labels::ZONE),
+    );
+    let price = CapacityType::parse(&ct)
+        .filter(|_| status.provider_id.is_some())
+        .and_then(|k| w.cloud.prices.price(k, &it, &zone))
+        .unwrap_or(0.0);
+    ClaimRow {
+        name: c.metadata.name.clone().unwrap_or_default(),
+        instance_type: it,
+        capacity_type: ct,
+        zone,
+        node: status.node_name.unwrap_or_default(),
+        ready,
+        node_pool: label(c, kerf_labels::NODEPOOL),
+        created: c
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|t| t.0)
+            .unwrap_or_default(),
+        price,
+    }
+}
+
+impl Observer {
+    /// Looks at the world; returns what it sees and the timeline lines since the last look.
+    pub fn look(
+        &mut self,
+        w: &World,
+    ) -> Result<(Observation, Vec<TimelineEvent>), serde_json::Error> {
+        let reads = w.sim.cached();
+        let at = w.now();
+        let claims = reads.list::<NodeClaim>("karpenter.sh/nodeclaims")?;
+        let pods = reads.list::<Pod>("/pods")?;
+        let events = reads.list::<Event>("/events")?;
+        let mut lines = Vec::new();
+        let mut rows = Vec::new();
+        let mut live = BTreeSet::new();
+        for c in claims.iter() {
+            let r = row(w, c);
+            live.insert(r.name.clone());
+            if !r.instance_type.is_empty() && self.announced.insert(r.name.clone()) {
+                lines.push(TimelineEvent {
+                    at,
+                    kind: Kind::Launch,
+                    text: format!(
+                        "launched nodeclaim {} ({}, {}, {}, ${:.4}/h)",
+                        r.name, r.instance_type, r.capacity_type, r.zone, r.price
+                    ),
+                });
+            }
+            if c.metadata.deletion_timestamp.is_none() {
+                rows.push(r);
+            }
+        }
+        for gone in self.live.difference(&live) {
+            lines.push(TimelineEvent {
+                at,
+                kind: Kind::Delete,
+                text: format!("deleted nodeclaim {gone}"),
+            });
+        }
+        self.live = live;
+        for e in events.iter() {
+            let name = e.metadata.name.clone().unwrap_or_default();
+            let reason = e.reason.clone().unwrap_or_default();
+            if !self.events.insert(name) {
+                continue;
+            }
+            *self.reasons.entry(reason.clone()).or_default() += 1;
+            if let Some((_, kind)) = NOTABLE.iter().find(|(r, _)| *r == reason) {
+                let what = e.involved_object.name.clone().unwrap_or_default();
+                let msg = e.message.clone().unwrap_or_default();
+                lines.push(TimelineEvent {
+                    at,
+                    kind: *kind,
+                    text: format!("{reason} {what}: {msg}"),
+                });
+            }
+        }
+        let alive = |p: &&Pod| p.metadata.deletion_timestamp.is_none();
+        let pending = pods
+            .iter()
+            .filter(alive)
+            .filter(|p| p.spec.as_ref().is_none_or(|s| s.node_name.is_none()))
+            .count();
+        let running = pods
+            .iter()
+            .filter(alive)
+            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+            .count();
+        let o = Observation {
+            at,
+            claims: rows,
+            pending,
+            running,
+            launched: self.announced.len(),
+            interruptions: w.interruptions_handled,
+            reasons: self.reasons.clone(),
+        };
+        Ok((o, lines))
+    }
+}

@@ -1,0 +1,338 @@
+//! Running a scenario: a world with Kerf's handlers, the objects applied, then each step in
+//! turn, looking at the cluster after every tick to keep the timeline, the samples for the
+//! charts and the cost.
+
+use std::collections::BTreeMap;
+
+use jiff::{SignedDuration, Timestamp};
+use kerf_catalog::CapacityType;
+
+use super::observe::{Kind, Observer};
+use super::{Action, Observation, Scenario, ScenarioError, Select, TimelineEvent};
+use crate::world::cloud::NoCapacity;
+use crate::world::{World, WorldOptions};
+
+/// The cluster at one moment, for the charts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub at: Timestamp,
+    /// Nodes per `instance-type/capacity-type`.
+    pub nodes: BTreeMap<String, usize>,
+    pub pending: usize,
+    pub cost_per_hour: f64,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub name: String,
+    pub start: Timestamp,
+    pub samples: Vec<Sample>,
+    pub timeline: Vec<TimelineEvent>,
+    /// The cluster at the end.
+    pub last: Observation,
+    /// USD spent on nodes over the run (cost per hour integrated over simulated time).
+    pub cost: f64,
+    /// Node-hours over the run.
+    pub node_hours: f64,
+    /// Simulated time covered.
+    pub simulated: SignedDuration,
+}
+
+/// Told as the run goes.
+pub trait Progress {
+    /// A step begins (1-based `index` of `total`).
+    fn step(&mut self, index: usize, total: usize, text: &str, at: Timestamp);
+    /// Timeline lines since the last tick, and the cluster now.
+    fn tick(&mut self, lines: &[TimelineEvent], now: &Observation);
+}
+
+struct Runner<'a> {
+    s: &'a Scenario,
+    w: World,
+    observer: Observer,
+    out: Outcome,
+    progress: &'a mut dyn Progress,
+    index: usize,
+}
+
+/// Runs `s`; an assertion that does not hold ends the run with an error naming its step.
+pub async fn run(s: &Scenario, progress: &mut dyn Progress) -> Result<Outcome, ScenarioError> {
+    let mut options = WorldOptions {
+        skip_idle: true,
+        ..WorldOptions::default()
+    };
+    if let Some(t) = &s.settings.tick {
+        options.tick = super::duration(t).map_err(|m| s.step_error(0, m))?;
+    }
+    let world_err = |message: String| ScenarioError::World {
+        path: s.path.clone(),
+        index: 0,
+        name: " (objects)".into(),
+        message,
+    };
+    let mut w = World::start(options)
+        .await
+        .map_err(|e| world_err(e.to_string()))?;
+    w.disruption.spot_to_spot = gate(s, "SpotToSpotConsolidation");
+    w.interruption.rebalance_replacement = gate(s, "RebalanceReplacement");
+    for src in &s.objects {
+        let text = s.text(src).map_err(&world_err)?;
+        w.apply(&text).await.map_err(|e| world_err(e.to_string()))?;
+    }
+    let start = w.now();
+    let mut r = Runner {
+        s,
+        w,
+        observer: Observer::default(),
+        out: Outcome {
+            name: s.name.clone(),
+            start,
+            samples: Vec::new(),
+            timeline: Vec::new(),
+            last: Observation::default(),
+            cost: 0.0,
+            node_hours: 0.0,
+            simulated: SignedDuration::ZERO,
+        },
+        progress,
+        index: 0,
+    };
+    r.look()?;
+    for (i, step) in s.steps.iter().enumerate() {
+        r.index = i;
+        let action = step.action().map_err(|m| s.step_error(i, m))?;
+        r.act(&action, step.name.as_deref()).await?;
+    }
+    r.out.simulated = r.w.now().duration_since(start);
+    // The last value holds until the end.
+    if let Some(mut end) = r.out.samples.last().cloned() {
+        end.at = r.w.now();
+        r.out.samples.push(end);
+    }
+    Ok(r.out)
+}
+
+fn gate(s: &Scenario, name: &str) -> bool {
+    s.settings
+        .feature_gates
+        .iter()
+        .any(|(k, v)| *v && k.eq_ignore_ascii_case(name))
+}
+
+fn describe(a: &Action<'_>) -> String {
+    match a {
+        Action::Apply(src) => match &src.file {
+            Some(f) => format!("apply {f}"),
+            None => "apply manifest".into(),
+        },
+        Action::Delete(o) => format!("delete {}/{}", o.kind, o.name),
+        Action::Scale(sc) => format!(
+            "scale deployment/{} --replicas {}",
+            sc.deployment, sc.replicas
+        ),
+        Action::Advance(d) => format!("advance {d:#}"),
+        Action::Until(_, d) => format!("wait (at most {d:#})"),
+        Action::Expect(_) => "expect".into(),
+        Action::Interrupt(_) => "interrupt".into(),
+        Action::Unavailable(_) => "make offerings unavailable".into(),
+        Action::Available(_) => "make offerings available".into(),
+        Action::ReleaseAmi(id) => format!("release AMI {id}"),
+        Action::SpotPrice(p) => format!("spot price of {} to ${}/h", p.instance_type, p.price),
+    }
+}
+
+impl Runner<'_> {
+    fn fail(&self, message: String) -> ScenarioError {
+        ScenarioError::World {
+            path: self.s.path.clone(),
+            index: self.index + 1,
+            name: self.s.step_name(self.index),
+            message,
+        }
+    }
+
+    fn look(&mut self) -> Result<(), ScenarioError> {
+        let (o, lines) = self
+            .observer
+            .look(&self.w)
+            .map_err(|e| self.fail(e.to_string()))?;
+        // Samples are steps: each value holds until the next sample.
+        let hours = o.at.duration_since(self.out.last.at).as_secs_f64() / 3600.0;
+        if let Some(prev) = self.out.samples.last() {
+            self.out.cost += prev.cost_per_hour * hours;
+            self.out.node_hours += prev.nodes.values().sum::<usize>() as f64 * hours;
+        }
+        let sample = Sample {
+            at: o.at,
+            nodes: o.shapes(),
+            pending: o.pending,
+            cost_per_hour: o.cost_per_hour(),
+        };
+        let same = self.out.samples.last().is_some_and(|p| {
+            p.nodes == sample.nodes
+                && p.pending == sample.pending
+                && p.cost_per_hour == sample.cost_per_hour
+        });
+        if !same {
+            self.out.samples.push(sample);
+        }
+        self.progress.tick(&lines, &o);
+        self.out.timeline.extend(lines);
+        self.out.last = o;
+        Ok(())
+    }
+
+    async fn advance(
+        &mut self,
+        d: SignedDuration,
+        until: Option<&super::Expect>,
+    ) -> Result<(), ScenarioError> {
+        let end = self.w.now() + d;
+        let mut quiet = false;
+        while self.w.now() < end {
+            let changed = self
+                .w
+                .step_toward(quiet, end)
+                .await
+                .map_err(|e| self.fail(e.to_string()))?;
+            quiet = !changed;
+            self.look()?;
+            if let Some(e) = until
+                && e.check(&self.out.last).is_ok()
+            {
+                return Ok(());
+            }
+        }
+        match until.map(|e| e.check(&self.out.last)) {
+            Some(Err(failure)) => Err(self.assertion(failure, Some(d))),
+            _ => Ok(()),
+        }
+    }
+
+    fn assertion(
+        &self,
+        mut failure: super::Failure,
+        within: Option<SignedDuration>,
+    ) -> ScenarioError {
+        if let Some(d) = within {
+            failure.found = format!("{} after {d:#}", failure.found);
+        }
+        ScenarioError::Assertion {
+            path: self.s.path.clone(),
+            index: self.index + 1,
+            name: self.s.step_name(self.index),
+            failure: Box::new(failure),
+        }
+    }
+
+    async fn act(&mut self, a: &Action<'_>, name: Option<&str>) -> Result<(), ScenarioError> {
+        let text = name.map_or_else(|| describe(a), |n| format!("{n}: {}", describe(a)));
+        self.progress
+            .step(self.index + 1, self.s.steps.len(), &text, self.w.now());
+        self.out.timeline.push(TimelineEvent {
+            at: self.w.now(),
+            kind: Kind::Step,
+            text,
+        });
+        match a {
+            Action::Apply(src) => {
+                let text = self.s.text(src).map_err(|m| self.fail(m))?;
+                self.w
+                    .apply(&text)
+                    .await
+                    .map_err(|e| self.fail(e.to_string()))?;
+            }
+            Action::Delete(o) => {
+                self.w
+                    .delete(
+                        o.api_version.as_deref(),
+                        &o.kind,
+                        o.namespace.as_deref(),
+                        &o.name,
+                    )
+                    .await
+                    .map_err(|e| self.fail(e.to_string()))?;
+            }
+            Action::Scale(sc) => {
+                let ns = sc.namespace.as_deref().unwrap_or("default");
+                self.w
+                    .scale(ns, &sc.deployment, sc.replicas)
+                    .await
+                    .map_err(|e| self.fail(e.to_string()))?;
+            }
+            Action::Advance(d) => self.advance(*d, None).await?,
+            Action::Until(e, d) => {
+                if e.check(&self.out.last).is_err() {
+                    self.advance(*d, Some(e)).await?;
+                }
+            }
+            Action::Expect(e) => {
+                e.check(&self.out.last)
+                    .map_err(|f| self.assertion(f, None))?;
+            }
+            Action::Interrupt(sel) => {
+                let picked = self.select(sel);
+                if picked.is_empty() {
+                    return Err(self.fail("no node matches the interrupt selector".into()));
+                }
+                for (claim, id) in &picked {
+                    self.out.timeline.push(TimelineEvent {
+                        at: self.w.now(),
+                        kind: Kind::Interruption,
+                        text: format!("spot interruption warning for nodeclaim {claim} ({id})"),
+                    });
+                }
+                let ids: Vec<String> = picked.into_iter().map(|(_, id)| id).collect();
+                self.w.interrupt(&ids).await;
+            }
+            Action::Unavailable(sel) => self.w.cloud.remove_capacity(no_capacity(sel)),
+            Action::Available(sel) => self.w.cloud.restore_matching(&no_capacity(sel)),
+            Action::ReleaseAmi(id) => self.w.cloud.release_ami(id),
+            Action::SpotPrice(p) => {
+                self.w
+                    .cloud
+                    .set_spot_price(&p.instance_type, p.zone.as_deref(), p.price)
+            }
+        }
+        self.look()
+    }
+
+    /// NodeClaims and instance ids of the launched nodes `sel` matches, in name order.
+    fn select(&self, sel: &Select) -> Vec<(String, String)> {
+        let reads = self.w.sim.cached();
+        let Ok(claims) = reads.list::<kerf_api::v1::NodeClaim>("karpenter.sh/nodeclaims") else {
+            return Vec::new();
+        };
+        let rows = &self.out.last.claims;
+        let mut out = Vec::new();
+        for r in rows.iter().filter(|r| matches(sel, r)) {
+            let pid = claims
+                .iter()
+                .find(|c| c.metadata.name.as_deref() == Some(&r.name))
+                .and_then(|c| c.status.as_ref()?.provider_id.clone());
+            if let Some(id) = pid.as_deref().and_then(|p| p.rsplit('/').next()) {
+                out.push((r.name.clone(), id.to_string()));
+            }
+        }
+        out.truncate(sel.count.unwrap_or(usize::MAX));
+        out
+    }
+}
+
+fn matches(sel: &Select, r: &super::ClaimRow) -> bool {
+    let is = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+    !r.instance_type.is_empty()
+        && is(&sel.instance_type, &r.instance_type)
+        && is(&sel.zone, &r.zone)
+        && is(&sel.capacity_type, &r.capacity_type)
+        && is(&sel.node_pool, &r.node_pool)
+}
+
+fn no_capacity(sel: &Select) -> NoCapacity {
+    NoCapacity {
+        capacity_type: sel.capacity_type.as_deref().and_then(CapacityType::parse),
+        instance_type: sel.instance_type.clone(),
+        zone: sel.zone.clone(),
+    }
+}
