@@ -37,6 +37,15 @@ pub struct SimArgs {
     /// Write a self-contained HTML page with the run's charts to this file.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<String>,
+    /// Run the scenario a second time with Karpenter's own decisions (first-fit packing, its
+    /// consolidation limits) and compare cost, node-hours and disruptions.
+    #[arg(long, value_enum)]
+    pub compare: Option<Compare>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Compare {
+    Karpenter,
 }
 
 #[derive(Debug, clap::Args)]

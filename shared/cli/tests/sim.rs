@@ -262,3 +262,36 @@ fn the_report_renders_in_headless_chromium_with_every_series() {
         bytes.len()
     );
 }
+
+#[test]
+fn compare_runs_the_scenario_again_with_karpenters_first_fit_decisions() {
+    use kerf_cli::sim::{simulate_with, table};
+    use kerf_sim::scenario::Decisions;
+    let s = Scenario::load(&repo().join("examples/weights-limits.yaml")).unwrap();
+    let mut sink = Vec::new();
+    let kerf = simulate_with(&s, Decisions::Kerf, &mut sink, false, true).unwrap();
+    let karpenter = simulate_with(&s, Decisions::Karpenter, &mut sink, false, true).unwrap();
+    // The same pods on the same pools: first-fit packs them onto fewer, larger nodes that
+    // cost more per hour than Kerf's cost-optimised choice.
+    assert_eq!(kerf.last.running, karpenter.last.running);
+    assert_eq!(kerf.last.pending, 0);
+    assert_eq!(karpenter.last.pending, 0);
+    assert!(
+        karpenter.last.cost_per_hour() > kerf.last.cost_per_hour() + 0.01,
+        "Karpenter ${:.4}/h, Kerf ${:.4}/h",
+        karpenter.last.cost_per_hour(),
+        kerf.last.cost_per_hour()
+    );
+    let text = table::comparison(&[("Kerf", kerf.clone()), ("Karpenter", karpenter.clone())]);
+    assert!(text.contains("Kerf's decisions cost $"), "{text}");
+    assert!(text.contains(" less ("), "{text}");
+    // Both runs are compared over the same span: the shorter one keeps its last nodes.
+    let longer = kerf.simulated.max(karpenter.simulated);
+    let (cost, _) = table::over(&kerf, longer + jiff::SignedDuration::from_hours(1));
+    let want = table::over(&kerf, longer).0 + kerf.last.cost_per_hour();
+    assert!((cost - want).abs() < 1e-9);
+    // The report carries both runs and the comparison.
+    let html = kerf_cli::sim::report::page(&s.name, &[("Kerf", &kerf), ("Karpenter", &karpenter)]);
+    assert!(html.contains("id=\"comparison\""));
+    assert!(html.contains("id=\"run-kerf\"") && html.contains("id=\"run-karpenter\""));
+}

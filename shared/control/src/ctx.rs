@@ -28,6 +28,9 @@ pub struct Settings {
     pub max_instance_types: usize,
     /// Minimise launch cost beyond Karpenter's packing.
     pub optimize_cost: bool,
+    /// Karpenter's own consolidation search (see `DisruptOptions::karpenter_search`); for
+    /// comparisons with Karpenter's decisions, never in a deployment.
+    pub karpenter_search: bool,
     /// Concurrent API calls per step (NodeClaim creates, launches, events).
     pub concurrency: usize,
 }
@@ -44,6 +47,7 @@ impl Settings {
             orphan_grace: SignedDuration::from_mins(2),
             max_instance_types: kerf_labels::MAX_INSTANCE_TYPES,
             optimize_cost: true,
+            karpenter_search: false,
             concurrency: 32,
         }
     }

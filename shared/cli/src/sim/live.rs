@@ -6,6 +6,14 @@ use std::io::Write;
 use jiff::Timestamp;
 use kerf_sim::scenario::{Observation, Progress, TimelineEvent};
 
+/// Prints nothing while the run goes.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn step(&mut self, _: usize, _: usize, _: &str, _: Timestamp) {}
+    fn tick(&mut self, _: &[TimelineEvent], _: &Observation) {}
+}
+
 /// Prints the run as it goes.
 pub struct Live<'a> {
     out: &'a mut dyn Write,

@@ -4,15 +4,15 @@
 
 mod live;
 pub mod report;
-mod table;
+pub mod table;
 
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use kerf_sim::scenario::{Outcome, Scenario, ScenarioError};
+use kerf_sim::scenario::{Decisions, Outcome, Scenario, ScenarioError};
 
-use crate::args::SimArgs;
+use crate::args::{Compare, SimArgs};
 use crate::error::CliError;
 
 /// Reads the scenario `kerf sim` was given.
@@ -35,22 +35,41 @@ fn error(e: ScenarioError) -> CliError {
     }
 }
 
-/// Runs a scenario, printing to `out` (`terminal` draws a progress bar).
-pub fn simulate(s: &Scenario, out: &mut dyn Write, terminal: bool) -> Result<Outcome, CliError> {
+/// Runs a scenario with `decisions`, printing to `out` (`terminal` draws a progress bar;
+/// `quiet` prints only the end).
+pub fn simulate_with(
+    s: &Scenario,
+    decisions: Decisions,
+    out: &mut dyn Write,
+    terminal: bool,
+    quiet: bool,
+) -> Result<Outcome, CliError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| CliError::Internal(format!("starting the runtime: {e}")))?;
     let wall = Instant::now();
-    let _ = writeln!(out, "scenario {}: {}", s.name, s.description);
-    let mut live = live::Live::new(out, terminal);
-    let result = rt.block_on(kerf_sim::scenario::run(s, &mut live));
-    live.finish();
+    let result = if quiet {
+        rt.block_on(kerf_sim::scenario::run(s, decisions, &mut live::Quiet))
+    } else {
+        let _ = writeln!(out, "scenario {}: {}", s.name, s.description);
+        let mut live = live::Live::new(out, terminal);
+        let r = rt.block_on(kerf_sim::scenario::run(s, decisions, &mut live));
+        live.finish();
+        r
+    };
     let outcome = result.map_err(error)?;
-    let _ = out.write_all(table::claims(&outcome).as_bytes());
+    if !quiet {
+        let _ = out.write_all(table::claims(&outcome).as_bytes());
+    }
     let _ = out.write_all(table::summary(&outcome, wall.elapsed()).as_bytes());
     Ok(outcome)
+}
+
+/// Runs a scenario with Kerf's decisions, printing to `out`.
+pub fn simulate(s: &Scenario, out: &mut dyn Write, terminal: bool) -> Result<Outcome, CliError> {
+    simulate_with(s, Decisions::Kerf, out, terminal, false)
 }
 
 /// `kerf sim`.
@@ -59,9 +78,20 @@ pub fn sim(a: &SimArgs) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let terminal = std::io::IsTerminal::is_terminal(&stdout);
     let mut out = stdout.lock();
-    let outcome = simulate(&s, &mut out, terminal)?;
+    let kerf = simulate(&s, &mut out, terminal)?;
+    let mut runs = vec![("Kerf", kerf)];
+    if a.compare == Some(Compare::Karpenter) {
+        let _ = writeln!(
+            out,
+            "\nthe same scenario with Karpenter's decisions (first-fit packing, its consolidation limits):"
+        );
+        let k = simulate_with(&s, Decisions::Karpenter, &mut out, false, true)?;
+        runs.push(("Karpenter", k));
+        let _ = out.write_all(table::comparison(&runs).as_bytes());
+    }
     if let Some(path) = &a.report {
-        let html = report::page(&s.name, &[("Kerf", &outcome)]);
+        let refs: Vec<(&str, &Outcome)> = runs.iter().map(|(l, o)| (*l, o)).collect();
+        let html = report::page(&s.name, &refs);
         std::fs::write(path, html).map_err(|e| CliError::File {
             file: path.clone(),
             message: format!("cannot write the report: {e}"),

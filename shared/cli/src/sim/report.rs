@@ -48,17 +48,25 @@ fn esc(s: &str) -> String {
 }
 
 fn comparison(runs: &[(&str, &Outcome)]) -> String {
-    let mut h = String::from(
-        "<table id=\"comparison\"><tr><th>decisions</th><th>cost (USD)</th><th>node-hours</th>\
-         <th>NodeClaims launched</th><th>disruptions</th></tr>\n",
+    let end = runs
+        .iter()
+        .map(|(_, o)| o.simulated)
+        .max()
+        .unwrap_or_default();
+    let mut h = format!(
+        "<p>Over {} s of simulated time (a run whose waits ended sooner keeps its last nodes \
+         until then):</p><table id=\"comparison\"><tr><th>decisions</th><th>cost (USD)</th>\
+         <th>node-hours</th><th>NodeClaims launched</th><th>disruptions</th></tr>\n",
+        end.as_secs()
     );
     for (label, o) in runs {
+        let (cost, hours) = super::table::over(o, end);
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td>{:.4}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
             esc(label),
-            o.cost,
-            o.node_hours,
+            cost,
+            hours,
             o.last.launched,
             disruptions(o)
         );

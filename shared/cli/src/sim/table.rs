@@ -65,6 +65,70 @@ pub fn summary(o: &Outcome, wall: Duration) -> String {
     )
 }
 
+/// Cost and node-hours of a run carried to `end` of simulated time: a run whose waits ended
+/// sooner keeps its last nodes until then, so both runs are compared over the same span.
+pub fn over(o: &Outcome, end: jiff::SignedDuration) -> (f64, f64) {
+    let extra = (end - o.simulated).as_secs_f64().max(0.0) / 3600.0;
+    (
+        o.cost + o.last.cost_per_hour() * extra,
+        o.node_hours + o.last.claims.len() as f64 * extra,
+    )
+}
+
+/// Kerf's run against Karpenter's decisions on the same scenario, over the same span.
+pub fn comparison(runs: &[(&str, Outcome)]) -> String {
+    let end = runs
+        .iter()
+        .map(|(_, o)| o.simulated)
+        .max()
+        .unwrap_or_default();
+    let mut rows = vec![
+        [
+            "DECISIONS",
+            "COST",
+            "NODE-HOURS",
+            "LAUNCHED",
+            "DISRUPTIONS",
+            "ASSERTIONS FAILED",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for (label, o) in runs {
+        let (cost, hours) = over(o, end);
+        rows.push(vec![
+            label.to_string(),
+            format!("${cost:.4}"),
+            format!("{hours:.2}"),
+            o.last.launched.to_string(),
+            super::report::disruptions(o).to_string(),
+            o.failures.len().to_string(),
+        ]);
+    }
+    let mut out = format!(
+        "\nover {} of simulated time:\n{}",
+        age(end.as_secs()),
+        columns(&rows)
+    );
+    if let [(_, kerf), (_, other)] = runs {
+        let (k, c) = (over(kerf, end).0, over(other, end).0);
+        let pct = if c > 0.0 {
+            100.0 * (c - k).abs() / c
+        } else {
+            0.0
+        };
+        let word = if k <= c { "less" } else { "more" };
+        out.push_str(&format!(
+            "Kerf's decisions cost ${:.4} {word} ({pct:.1}%) than Karpenter's on this scenario.\n",
+            (c - k).abs()
+        ));
+        for f in &other.failures {
+            out.push_str(&format!("  with Karpenter's decisions: {f}\n"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

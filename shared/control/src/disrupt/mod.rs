@@ -89,6 +89,7 @@ fn plan<C: Cluster, K: Cloud, P: Publisher>(
         spot_to_spot: opts.spot_to_spot,
         max_instance_types: ctx.settings.max_instance_types,
         optimize_cost: ctx.settings.optimize_cost,
+        karpenter_search: ctx.settings.karpenter_search,
         ..DisruptOptions::default()
     };
     kerf_engine::disrupt(&conv.snapshot, &o)

@@ -40,6 +40,10 @@ pub struct DisruptOptions {
     /// Work bound: at most this many scheduling simulations per pass (deterministic, unlike
     /// a timeout).
     pub max_simulations: usize,
+    /// Karpenter's own consolidation search instead of Kerf's: multi-node consolidation looks
+    /// at the first 100 candidates only, and single-node consolidation takes the first
+    /// candidate that can move rather than the best one.
+    pub karpenter_search: bool,
 }
 
 impl Default for DisruptOptions {
@@ -51,6 +55,7 @@ impl Default for DisruptOptions {
             optimize_cost: true,
             respect_preferences: true,
             max_simulations: 5_000,
+            karpenter_search: false,
         }
     }
 }

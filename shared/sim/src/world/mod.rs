@@ -11,6 +11,7 @@
 
 pub mod cloud;
 pub mod crash;
+mod deliver;
 pub mod kubelet;
 pub mod prices;
 pub mod queue;
@@ -73,6 +74,12 @@ pub struct WorldOptions {
     /// [`World::tick`] delivers the termination queue; off when the caller runs its own
     /// consumer (concurrent invocations in wall-clock time, as the event source mapping).
     pub deliver_termination: bool,
+    /// Kerf's functions decide as Karpenter does: first-fit packing and Karpenter's
+    /// consolidation search (`kerf sim --compare karpenter`).
+    pub karpenter_decisions: bool,
+    /// Every SQS batch is handled twice, the second time in reverse order (at-least-once
+    /// delivery, out of order).
+    pub duplicate_deliveries: bool,
 }
 
 impl Default for WorldOptions {
@@ -91,6 +98,8 @@ impl Default for WorldOptions {
             webhook_secret: "sim-webhook-secret".into(),
             skip_idle: false,
             deliver_termination: true,
+            karpenter_decisions: false,
+            duplicate_deliveries: false,
         }
     }
 }
@@ -308,26 +317,9 @@ impl World {
         Ok(false)
     }
 
-    fn holder(&mut self) -> String {
+    pub(crate) fn holder(&mut self) -> String {
         self.invocation += 1;
         format!("provisioner-{}", self.invocation)
-    }
-
-    /// Delivers every visible queued message to the provisioner as one SQS batch; returns
-    /// its response (failed messages come back after the visibility timeout).
-    pub async fn deliver(&mut self) -> Value {
-        let messages = self.queue.receive(10_000);
-        let event = SimQueue::event(&messages);
-        let holder = self.holder();
-        let resp = kerf_control::handlers::provisioner::handle(
-            &self.provisioner,
-            &self.queue,
-            &holder,
-            &event,
-        )
-        .await;
-        self.queue.settle(&messages, &resp);
-        resp
     }
 
     /// A provisioner context whose Cluster and Cloud calls go through `switch` (crash
@@ -352,77 +344,5 @@ impl World {
             metrics: Arc::default(),
             settings: p.settings.clone(),
         }
-    }
-
-    /// Delivers every visible termination message to the termination function.
-    pub async fn deliver_termination(&mut self) -> Value {
-        let messages = self.termination_queue.receive(10_000);
-        let event = SimQueue::event(&messages);
-        let resp = kerf_control::handlers::termination::handle(
-            &self.terminator,
-            &self.termination_queue,
-            &event,
-        )
-        .await;
-        self.termination_queue.settle(&messages, &resp);
-        resp
-    }
-
-    /// Delivers every visible interruption message to the interruption function.
-    pub async fn deliver_interruption(&mut self) -> Value {
-        let messages = self.interruption_queue.receive(10_000);
-        let event = SimQueue::event(&messages);
-        let resp = kerf_control::handlers::interruption::handle(
-            &self.interrupter,
-            &self.termination_queue,
-            &event,
-            &self.interruption,
-        )
-        .await;
-        self.interruption_queue.settle(&messages, &resp);
-        let failed = resp["batchItemFailures"].as_array().map_or(0, Vec::len);
-        self.interruptions_handled += messages.len().saturating_sub(failed);
-        resp
-    }
-
-    /// A spot interruption of these instances, as EC2 gives it: a warning on the interruption
-    /// queue now, the instance taken back two minutes later.
-    pub async fn interrupt(&mut self, instance_ids: &[String]) {
-        let now = self.now();
-        for id in instance_ids {
-            let event = serde_json::json!({"version": "0", "id": format!("spot-{id}-{}", now.as_second()),
-                "detail-type": "EC2 Spot Instance Interruption Warning", "source": "aws.ec2",
-                "account": "123456789012", "time": rfc3339(now), "region": self.options.region,
-                "resources": [format!("arn:aws:ec2:{}:123456789012:instance/{id}", self.options.region)],
-                "detail": {"instance-id": id, "instance-action": "terminate"}});
-            // EventBridge's delivery: it fails only when a test makes the queue's sends fail,
-            // and a lost warning is then what the test wants to see.
-            let _ =
-                kerf_control::ports::Queue::send(&self.interruption_queue, &event.to_string(), 0)
-                    .await;
-            self.cloud.reclaim(id, now + SignedDuration::from_mins(2));
-        }
-    }
-
-    /// Runs the disruption function now.
-    pub async fn disrupt(&mut self) -> Value {
-        let holder = format!("disruption-{}", self.holder());
-        kerf_control::handlers::disruption::handle(
-            &self.disruptor,
-            &self.termination_queue,
-            &holder,
-            &self.disruption,
-        )
-        .await
-    }
-
-    /// Runs the provisioner's scheduled sweep now.
-    pub async fn sweep(&mut self) -> Value {
-        let event = serde_json::json!({"version": "0", "id": format!("sweep-{}", self.invocation),
-            "detail-type": "Scheduled Event", "source": "aws.events", "time": rfc3339(self.now()),
-            "region": self.options.region, "resources": [], "detail": {}});
-        let holder = self.holder();
-        kerf_control::handlers::provisioner::handle(&self.provisioner, &self.queue, &holder, &event)
-            .await
     }
 }

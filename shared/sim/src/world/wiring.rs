@@ -61,8 +61,11 @@ fn ctx(
     publisher: &SimPublisher,
     clock: &Arc<dyn Clock>,
     logs: &Arc<MemorySink>,
-    name: &str,
+    options: &WorldOptions,
 ) -> SimCtx {
+    let mut settings = Settings::new(&options.cluster_name, KERF_NAMESPACE);
+    settings.optimize_cost = !options.karpenter_decisions;
+    settings.karpenter_search = options.karpenter_decisions;
     Ctx {
         cluster: KubeCluster::new(client.clone(), KERF_NAMESPACE),
         cloud: cloud.clone(),
@@ -70,7 +73,7 @@ fn ctx(
         clock: clock.clone(),
         log: Logger::new(logs.clone(), clock.clone(), Level::Info),
         metrics: Arc::default(),
-        settings: Settings::new(name, KERF_NAMESPACE),
+        settings,
     }
 }
 
@@ -119,12 +122,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
     let logs = Arc::new(MemorySink::default());
     let new_ctx = || {
         Arc::new(ctx(
-            &client,
-            &cloud,
-            &publisher,
-            &dyn_clock,
-            &logs,
-            &options.cluster_name,
+            &client, &cloud, &publisher, &dyn_clock, &logs, &options,
         ))
     };
     let (provisioner, webhook, terminator, disruptor, interrupter) =

@@ -14,6 +14,8 @@ use crate::time::format_rfc3339;
 /// Balanced consolidation approves a move when its savings fraction is at least this share
 /// of its disruption fraction (Karpenter's k = 2).
 const BALANCED_MIN_RATIO: f64 = 0.5;
+/// Karpenter's multi-node consolidation considers at most this many candidates.
+const KARPENTER_MULTI_CANDIDATES: usize = 100;
 
 /// Why a candidate cannot be consolidated at `now` (`underutilized`: consolidation of a
 /// non-empty node, which `WhenEmpty` pools and unknown prices rule out), or `None`.
@@ -186,7 +188,12 @@ fn multi(pass: &mut Pass<'_>, order: &[usize]) -> bool {
     let method = Method::MultiNodeConsolidation;
     let mut left: std::collections::BTreeMap<String, u32> = Default::default();
     let mut within = Vec::new();
-    for &i in order {
+    let cap = if pass.opts.karpenter_search {
+        KARPENTER_MULTI_CANDIDATES
+    } else {
+        usize::MAX
+    };
+    for &i in order.iter().take(cap) {
         let pool = pass.cands[i].pool.name.clone();
         let budget = pass.budget_left(i, method);
         let l = left.entry(pool).or_insert(budget);
@@ -228,6 +235,9 @@ fn single(pass: &mut Pass<'_>, order: &[usize]) -> bool {
                 let c = &pass.cands[i];
                 let saved = c.price.unwrap_or(0.0) - m.0.iter().map(|l| l.price).sum::<f64>();
                 moves.push((i, saved / c.reschedule_cost.max(1e-12), m));
+                if pass.opts.karpenter_search {
+                    break;
+                }
             }
             Err(b) => pass.note(i, b),
         }

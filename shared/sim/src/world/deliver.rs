@@ -1,0 +1,125 @@
+//! Running Kerf's functions on the world's queues and schedules: the SQS event source
+//! mappings (a batch of every visible message, settled as the mapping settles it; with
+//! [`WorldOptions::duplicate_deliveries`] each batch is handled a second time in reverse
+//! order, as at-least-once delivery may), the scheduled sweep and the disruption function,
+//! and EC2's spot interruptions.
+
+use jiff::SignedDuration;
+use serde_json::Value;
+
+use super::queue::Message;
+use super::{SimQueue, World, rfc3339};
+
+impl World {
+    /// The batch again, newest first, when deliveries are duplicated.
+    fn again(&self, messages: &[Message]) -> Option<Value> {
+        if !self.options.duplicate_deliveries || messages.is_empty() {
+            return None;
+        }
+        let mut reversed = messages.to_vec();
+        reversed.reverse();
+        Some(SimQueue::event(&reversed))
+    }
+
+    /// Delivers every visible queued message to the provisioner as one SQS batch; returns
+    /// its response (failed messages come back after the visibility timeout).
+    pub async fn deliver(&mut self) -> Value {
+        let messages = self.queue.receive(10_000);
+        let event = SimQueue::event(&messages);
+        let holder = self.holder();
+        let resp = kerf_control::handlers::provisioner::handle(
+            &self.provisioner,
+            &self.queue,
+            &holder,
+            &event,
+        )
+        .await;
+        if let Some(dup) = self.again(&messages) {
+            let holder = self.holder();
+            let q = &self.queue;
+            kerf_control::handlers::provisioner::handle(&self.provisioner, q, &holder, &dup).await;
+        }
+        self.queue.settle(&messages, &resp);
+        resp
+    }
+
+    /// Delivers every visible termination message to the termination function.
+    pub async fn deliver_termination(&mut self) -> Value {
+        let messages = self.termination_queue.receive(10_000);
+        let event = SimQueue::event(&messages);
+        let resp = kerf_control::handlers::termination::handle(
+            &self.terminator,
+            &self.termination_queue,
+            &event,
+        )
+        .await;
+        if let Some(dup) = self.again(&messages) {
+            let q = &self.termination_queue;
+            kerf_control::handlers::termination::handle(&self.terminator, q, &dup).await;
+        }
+        self.termination_queue.settle(&messages, &resp);
+        resp
+    }
+
+    /// Delivers every visible interruption message to the interruption function.
+    pub async fn deliver_interruption(&mut self) -> Value {
+        let messages = self.interruption_queue.receive(10_000);
+        let event = SimQueue::event(&messages);
+        let resp = kerf_control::handlers::interruption::handle(
+            &self.interrupter,
+            &self.termination_queue,
+            &event,
+            &self.interruption,
+        )
+        .await;
+        if let Some(dup) = self.again(&messages) {
+            let (q, o) = (&self.termination_queue, &self.interruption);
+            kerf_control::handlers::interruption::handle(&self.interrupter, q, &dup, o).await;
+        }
+        self.interruption_queue.settle(&messages, &resp);
+        let failed = resp["batchItemFailures"].as_array().map_or(0, Vec::len);
+        self.interruptions_handled += messages.len().saturating_sub(failed);
+        resp
+    }
+
+    /// A spot interruption of these instances, as EC2 gives it: a warning on the interruption
+    /// queue now, the instance taken back two minutes later.
+    pub async fn interrupt(&mut self, instance_ids: &[String]) {
+        let now = self.now();
+        for id in instance_ids {
+            let event = serde_json::json!({"version": "0", "id": format!("spot-{id}-{}", now.as_second()),
+                "detail-type": "EC2 Spot Instance Interruption Warning", "source": "aws.ec2",
+                "account": "123456789012", "time": rfc3339(now), "region": self.options.region,
+                "resources": [format!("arn:aws:ec2:{}:123456789012:instance/{id}", self.options.region)],
+                "detail": {"instance-id": id, "instance-action": "terminate"}});
+            // EventBridge's delivery: it fails only when a test makes the queue's sends fail,
+            // and a lost warning is then what the test wants to see.
+            let _ =
+                kerf_control::ports::Queue::send(&self.interruption_queue, &event.to_string(), 0)
+                    .await;
+            self.cloud.reclaim(id, now + SignedDuration::from_mins(2));
+        }
+    }
+
+    /// Runs the disruption function now.
+    pub async fn disrupt(&mut self) -> Value {
+        let holder = format!("disruption-{}", self.holder());
+        kerf_control::handlers::disruption::handle(
+            &self.disruptor,
+            &self.termination_queue,
+            &holder,
+            &self.disruption,
+        )
+        .await
+    }
+
+    /// Runs the provisioner's scheduled sweep now.
+    pub async fn sweep(&mut self) -> Value {
+        let event = serde_json::json!({"version": "0", "id": format!("sweep-{}", self.invocation),
+            "detail-type": "Scheduled Event", "source": "aws.events", "time": rfc3339(self.now()),
+            "region": self.options.region, "resources": [], "detail": {}});
+        let holder = self.holder();
+        kerf_control::handlers::provisioner::handle(&self.provisioner, &self.queue, &holder, &event)
+            .await
+    }
+}
