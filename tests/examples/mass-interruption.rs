@@ -14,6 +14,12 @@
 //!   receiving again; replacements come from the provisioner once the drain has evicted the
 //!   pods, as in Karpenter.
 //!
+//! Both sides drain through the same consumer of the termination queue, shaped as its event
+//! source mapping: batches of 10, at most [`TERMINATION_CONCURRENCY`] invocations of Kerf's
+//! termination function at once (the world's own tick does not deliver that queue here).
+//! The simulated components read the store directly, so the measurement's driver adds no
+//! API-server load.
+//!
 //! Reported per side: p50/p99 from each warning's time to a replacement's CreateFleet (Kerf:
 //! the last launch of the invocation that handled it; Karpenter-shaped: the provisioner's
 //! first launch after it not yet counted), to its NodeClaim's termination start (the
