@@ -12,6 +12,7 @@
 pub mod claims;
 pub mod client;
 pub mod cluster;
+#[cfg(feature = "token")]
 pub mod eks;
 pub mod error;
 pub mod events;
