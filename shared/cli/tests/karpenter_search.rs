@@ -11,7 +11,7 @@ use kerf_engine::plan::Method;
 
 #[test]
 fn karpenters_multi_node_consolidation_stops_at_100_candidates() {
-    let list = cluster(600, 9_000, 42, Mix::Consolidation).unwrap();
+    let list = cluster(2_000, 30_000, 42, Mix::Consolidation).unwrap();
     let mut inputs = Inputs::default();
     parse_into(&mut inputs, "cluster.json", &list.to_string()).unwrap();
     let source = CatalogSource::Bundled {
