@@ -230,7 +230,8 @@ async fn a_kerf_failure_never_blocks_a_node_and_a_failed_publish_never_fails_a_l
     w.sim.inject(kerf_sim::Fault {
         method: "GET".into(),
         path_contains: "/nodeclaims".into(),
-        times: 1,
+        // Every attempt of the list (a failed page is tried three times).
+        times: 3,
         error: kerf_sim::ApiError::internal("etcd is sad"),
     });
     let r = webhook::handle(

@@ -3,6 +3,7 @@
 mod capacity;
 mod delivery;
 mod disruption;
+mod flaky;
 mod handlers;
 mod health;
 mod interruption;

@@ -29,8 +29,23 @@ impl Default for SnapshotOptions {
     }
 }
 
+/// Attempts per page: a list is idempotent, so a 5xx or a timeout is tried again at once
+/// (after 25 ms, then 50 ms) rather than failing the whole snapshot, and the invocation
+/// with it.
+const LIST_ATTEMPTS: u32 = 3;
+
+/// 5xx answers and failures to get one at all.
+fn transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(s) => s.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
 /// Lists every object of a collection, following continue tokens. A 410 on a continue
-/// token (the list snapshot expired) restarts the list once from the beginning.
+/// token (the list snapshot expired) restarts the list once from the beginning; a page that
+/// fails transiently is tried again ([`LIST_ATTEMPTS`]).
 pub async fn list_all<K>(api: Api<K>, lp: &ListParams) -> Result<(Vec<K>, String), ClusterError>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
@@ -41,7 +56,18 @@ where
         let mut params = lp.clone();
         let mut first_rv = None;
         loop {
-            let page = match api.list(&params).await {
+            let mut attempt = 1;
+            let listed = loop {
+                match api.list(&params).await {
+                    Err(e) if attempt < LIST_ATTEMPTS && transient(&e) => {
+                        let backoff = std::time::Duration::from_millis(25 << (attempt - 1));
+                        tokio::time::sleep(backoff).await;
+                        attempt += 1;
+                    }
+                    other => break other,
+                }
+            };
+            let page = match listed {
                 Ok(p) => p,
                 Err(kube::Error::Api(s))
                     if s.code == 410 && !restarted && params.continue_token.is_some() =>

@@ -269,12 +269,17 @@ async fn lease_take_renew_and_contend() {
 async fn server_errors_are_typed() {
     let (sim, client) = start().await;
     let kc = cluster(&client);
-    sim.inject(kerf_sim::Fault {
+    let down = |times| kerf_sim::Fault {
         method: "GET".into(),
         path_contains: "/nodes".into(),
-        times: 1,
+        times,
         error: kerf_sim::ApiError::new(503, "ServiceUnavailable", "etcd is down".into(), None),
-    });
+    };
+    // One failed page is tried again: the snapshot succeeds.
+    sim.inject(down(2));
+    kc.snapshot().await.unwrap();
+    // A page that fails every attempt fails the snapshot, typed as transient.
+    sim.inject(down(3));
     let e = kc.snapshot().await.unwrap_err();
     assert!(
         matches!(e, ClusterError::Transient(_)) && e.is_retryable(),

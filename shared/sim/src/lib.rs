@@ -27,6 +27,7 @@ pub mod diff;
 pub mod error;
 pub mod eviction;
 pub mod fields;
+pub mod flaky;
 pub mod managed;
 pub mod meta;
 pub mod patch;
@@ -248,6 +249,27 @@ impl Sim {
         if let Ok(mut f) = self.state.faults.lock() {
             f.push(fault);
         }
+    }
+
+    /// Makes `rate` of the later requests carrying `Authorization: Bearer <token>` fail at
+    /// random (seeded): writes with 409 Conflict, 500 or 504 Timeout, reads with 500 or 504.
+    pub fn set_flaky(&self, token: &str, rate: f64, seed: u64) {
+        if let Ok(mut f) = self.state.flaky.lock() {
+            *f = Some((format!("Bearer {token}"), flaky::Flaky::new(rate, seed)));
+        }
+    }
+
+    /// A client like [`Sim::client`] that sends `Authorization: Bearer <token>`.
+    pub fn client_with_token(&self, token: &str) -> Result<kube::Client, SimError> {
+        let err = |e: &dyn std::fmt::Display| SimError::Client(e.to_string());
+        let uri = self.url.parse().map_err(|e| err(&e))?;
+        let mut config = kube::Config::new(uri);
+        config.default_retry = false;
+        config.auth_info.token = Some(token.to_string().into());
+        if let Some(pem) = &self.ca_pem {
+            config.root_cert = Some(vec![pem_to_der(pem).map_err(|e| err(&e))?]);
+        }
+        kube::Client::try_from(config).map_err(|e| err(&e))
     }
 
     /// Forgets the change history: older watches and continue tokens then get 410.

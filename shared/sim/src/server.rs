@@ -78,7 +78,10 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
         user_agent,
         force: query.force,
     };
-    let result = match state.take_fault(method.as_str(), &path) {
+    let injected = state
+        .take_fault(method.as_str(), &path)
+        .or_else(|| state.take_flaky(method.as_str(), auth.as_deref()));
+    let result = match injected {
         Some(e) => Err(e),
         None => match axum::body::to_bytes(req.into_body(), 64 << 20).await {
             Ok(body) => match admitted(&state, &path, &method, &ct, &body).await {

@@ -73,6 +73,8 @@ pub struct State {
     pub log: Mutex<Vec<RequestRecord>>,
     /// Pending injected failures.
     pub faults: Mutex<Vec<Fault>>,
+    /// Random failures for requests with this `Authorization` header.
+    pub flaky: Mutex<Option<(String, crate::flaky::Flaky)>>,
     /// Admission webhooks.
     pub hooks: Vec<crate::admission::Hook>,
     /// Wall-clock time every request waits before it is served, in microseconds (a remote
@@ -93,6 +95,7 @@ impl State {
             options,
             log: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
+            flaky: Mutex::new(None),
             hooks,
             latency_us: Default::default(),
         }
@@ -115,6 +118,34 @@ impl State {
             faults.remove(i);
         }
         Some(err)
+    }
+
+    /// A random failure for a request from the flaky client, if it draws one.
+    pub fn take_flaky(&self, method: &str, auth: Option<&str>) -> Option<ApiError> {
+        let f = self.flaky.lock().unwrap_or_else(|e| e.into_inner());
+        let (token, flaky) = f.as_ref()?;
+        if auth != Some(token.as_str()) {
+            return None;
+        }
+        let write = method != "GET";
+        let pick = flaky.pick(if write { 3 } else { 2 })?;
+        Some(match (write, pick) {
+            (true, 0) => ApiError::new(
+                409,
+                "Conflict",
+                "Operation cannot be fulfilled: the object has been modified (injected)".into(),
+                None,
+            ),
+            (_, 1) | (false, 0) => {
+                ApiError::new(500, "InternalError", "injected failure".into(), None)
+            }
+            _ => ApiError::new(
+                504,
+                "Timeout",
+                "the request timed out (injected)".into(),
+                None,
+            ),
+        })
     }
 
     /// Appends to the request log.

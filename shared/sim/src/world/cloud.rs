@@ -70,6 +70,10 @@ struct State {
     calls: BTreeMap<&'static str, usize>,
     fleet_calls: Vec<FleetCall>,
     faults: Vec<(&'static str, CloudError, usize)>,
+    /// Random throttling and 5xx for every call.
+    flaky: Option<crate::flaky::Flaky>,
+    /// Calls failed by `flaky`.
+    injected: usize,
     health: Vec<Unhealthy>,
     /// Wall-clock time calls of an operation take.
     latency: BTreeMap<&'static str, std::time::Duration>,
@@ -118,6 +122,14 @@ impl SimCloud {
     fn call(&self, op: &'static str) -> Result<(), CloudError> {
         let mut s = self.lock();
         *s.calls.entry(op).or_default() += 1;
+        if let Some(k) = flaky_attempts(&mut s) {
+            let why = format!("{op} (injected)");
+            return Err(if k == 0 {
+                CloudError::Throttled(why)
+            } else {
+                CloudError::Transient(why)
+            });
+        }
         let i = s.faults.iter().position(|(o, _, _)| *o == op);
         if let Some(i) = i {
             let err = s.faults[i].1.clone();
@@ -133,6 +145,18 @@ impl SimCloud {
     /// Makes the matching offerings fail for capacity until [`SimCloud::restore_capacity`].
     pub fn remove_capacity(&self, which: NoCapacity) {
         self.lock().no_capacity.push(which);
+    }
+
+    /// Makes `rate` of every later request fail at random (seeded), throttled or 5xx. As with
+    /// the AWS SDK's standard retry mode that `kerf_aws` configures, a call is attempted up
+    /// to [`SDK_ATTEMPTS`] times and fails only when every attempt does.
+    pub fn set_flaky(&self, rate: f64, seed: u64) {
+        self.lock().flaky = Some(crate::flaky::Flaky::new(rate, seed));
+    }
+
+    /// How many request attempts [`SimCloud::set_flaky`] has failed.
+    pub fn injected_failures(&self) -> usize {
+        self.lock().injected
     }
 
     /// Gives capacity back to the offerings an earlier [`SimCloud::remove_capacity`] with
@@ -366,6 +390,20 @@ impl SimCloud {
         }
         Err(CloudError::NoCapacity(unavailable))
     }
+}
+
+/// Attempts per call under the AWS SDK's standard retry mode.
+pub const SDK_ATTEMPTS: usize = 3;
+
+/// The failure of a call whose every attempt failed, if so.
+fn flaky_attempts(s: &mut State) -> Option<usize> {
+    let f = s.flaky.as_ref()?;
+    let mut last = None;
+    for _ in 0..SDK_ATTEMPTS {
+        last = Some(f.pick(2)?);
+        s.injected += 1;
+    }
+    last
 }
 
 fn next_id(s: &mut State) -> String {

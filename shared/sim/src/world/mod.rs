@@ -17,7 +17,7 @@ pub mod prices;
 pub mod queue;
 pub mod scheduler;
 mod wiring;
-pub use wiring::{KERF_NAMESPACE, function_url_event};
+pub use wiring::{KERF_NAMESPACE, KERF_TOKEN, function_url_event};
 pub mod workloads;
 
 use std::sync::Arc;
@@ -251,6 +251,14 @@ impl World {
             r.invocations.push(self.disrupt().await);
         }
         Ok(r)
+    }
+
+    /// Flaky dependencies for Kerf's functions: `api` of their API-server requests fail (409,
+    /// 500 or timeout) and `cloud` of their EC2 calls (throttled or 5xx), at random from
+    /// `seed`. The simulated kubelets, scheduler and controllers are left alone.
+    pub fn set_flaky(&self, api: f64, cloud: f64, seed: u64) {
+        self.sim.set_flaky(KERF_TOKEN, api, seed);
+        self.cloud.set_flaky(cloud, seed.wrapping_add(1));
     }
 
     /// When something next happens by itself: a scheduled run, a queued message becoming

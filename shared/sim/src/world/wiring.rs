@@ -23,6 +23,9 @@ use crate::{Sim, SimOptions};
 /// Namespace of Kerf's own objects in the simulated cluster.
 pub const KERF_NAMESPACE: &str = "kerf";
 
+/// The bearer token Kerf's functions send to the simulated API server.
+pub const KERF_TOKEN: &str = "kerf-functions";
+
 type Slot = Arc<OnceLock<(Arc<SimCtx>, SimQueue, String)>>;
 
 /// A Function URL event (payload v2) carrying `review` to the webhook.
@@ -114,6 +117,8 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         .start()
         .await?;
     let client = sim.client()?;
+    // Kerf's functions call with their own credentials, so faults can be aimed at them alone.
+    let kerf_client = sim.client_with_token(KERF_TOKEN)?;
     let cloud = SimCloud::new(&options.region, dyn_clock.clone(), options.boot_delay);
     let queue = SimQueue::new(dyn_clock.clone(), options.visibility);
     let termination_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
@@ -122,7 +127,12 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
     let logs = Arc::new(MemorySink::default());
     let new_ctx = || {
         Arc::new(ctx(
-            &client, &cloud, &publisher, &dyn_clock, &logs, &options,
+            &kerf_client,
+            &cloud,
+            &publisher,
+            &dyn_clock,
+            &logs,
+            &options,
         ))
     };
     let (provisioner, webhook, terminator, disruptor, interrupter) =
