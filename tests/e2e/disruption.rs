@@ -354,3 +354,138 @@ async fn a_crash_after_any_call_of_a_starting_command_then_the_sweeps_lose_nothi
         );
     }
 }
+
+/// Instances launched so far.
+fn launches(w: &World) -> usize {
+    w.cloud.calls("CreateFleet")
+}
+
+#[tokio::test]
+async fn two_disruption_sweeps_at_once_start_one_command() {
+    use kerf_control::handlers::disruption::handle;
+    // What one sweep alone launches when the recorded command starts.
+    let single = {
+        let mut w = recorded_command().await;
+        let before = launches(&w);
+        w.disrupt().await;
+        launches(&w) - before
+    };
+    assert_eq!(
+        single, 1,
+        "the replace consolidation launches its replacement"
+    );
+    let mut w = recorded_command().await;
+    let before = launches(&w);
+    let (a, b) = tokio::join!(
+        handle(&w.disruptor, &w.termination_queue, "sweep-a", &w.disruption),
+        handle(
+            &w.terminator,
+            &w.termination_queue,
+            "sweep-b",
+            &w.disruption
+        ),
+    );
+    assert_eq!(
+        launches(&w) - before,
+        single,
+        "one command started: {a} {b}"
+    );
+    w.run_for(SignedDuration::from_mins(10)).await.unwrap();
+    assert!(
+        drains(&w).values().all(|n| *n == 1),
+        "no node drained twice: {:?}",
+        drains(&w)
+    );
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
+    assert_eq!(live_pods(&w).await, 1);
+}
+
+#[tokio::test]
+async fn a_provisioner_racing_a_sweep_never_loses_the_node_it_just_filled() {
+    use kerf_control::handlers::{disruption, provisioner};
+    let mut w = recorded_command().await;
+    // Two more pods, pending and hinted, while the command is due to start.
+    w.apply(&inflate(3)).await.unwrap();
+    kerf_sim::world::workloads::step(&w.client, &w.sim.cached())
+        .await
+        .unwrap();
+    // kube-scheduler found no room for them a moment ago (the update the webhook hints on);
+    // now they would fit beside the consolidation candidate's last pod.
+    let api: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(w.client.clone(), "default");
+    for p in pods(&w.client).await {
+        if p.spec.as_ref().is_some_and(|s| s.node_name.is_some()) {
+            continue;
+        }
+        let patch = serde_json::json!({"status": {"conditions": [{"type": "PodScheduled",
+            "status": "False", "reason": "Unschedulable", "message": "0/1 nodes are available"}]}});
+        api.patch_status(
+            p.metadata.name.as_deref().unwrap(),
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+    }
+    let messages = w.queue.receive(100);
+    assert!(!messages.is_empty(), "the pending pods were hinted");
+    let event = kerf_sim::world::SimQueue::event(&messages);
+    let (p, d) = tokio::join!(
+        provisioner::handle(&w.provisioner, &w.queue, "provisioner-race", &event),
+        disruption::handle(
+            &w.disruptor,
+            &w.termination_queue,
+            "sweep-race",
+            &w.disruption
+        ),
+    );
+    w.queue.settle(&messages, &p);
+    // Whichever took the decision Lease first, the other saw its work: no NodeClaim the
+    // provisioner nominated pods to is the one the sweep disrupts.
+    let events = w
+        .sim
+        .cached()
+        .list::<k8s_openapi::api::core::v1::Event>("/events")
+        .unwrap();
+    let disrupted: Vec<String> = events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("DisruptionTerminating"))
+        .filter_map(|e| e.involved_object.name.clone())
+        .collect();
+    let nodes: Vec<String> = claims(&w.client)
+        .await
+        .iter()
+        .filter(|c| disrupted.contains(c.metadata.name.as_ref().unwrap()))
+        .filter_map(|c| c.status.as_ref()?.node_name.clone())
+        .collect();
+    let nominated: Vec<_> = events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("Nominated"))
+        .collect();
+    assert!(
+        !nominated.is_empty(),
+        "the provisioner placed the pods ({p} / {d})"
+    );
+    for e in nominated {
+        let m = e.message.clone().unwrap_or_default();
+        assert!(
+            !disrupted
+                .iter()
+                .chain(&nodes)
+                .any(|n| m.contains(n.as_str())),
+            "{m} while the sweep disrupted {disrupted:?} ({p} / {d})"
+        );
+    }
+    w.run_for(SignedDuration::from_mins(10)).await.unwrap();
+    assert_eq!(live_pods(&w).await, 3, "every pod runs");
+    assert!(drains(&w).values().all(|n| *n == 1), "{:?}", drains(&w));
+    assert!(
+        violations(&w).await.is_empty(),
+        "{:?}",
+        violations(&w).await
+    );
+}
