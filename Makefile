@@ -1,8 +1,12 @@
 # Kerf developer entry points. `make test` is what CI runs.
-.PHONY: test plan bench catalog fixtures lambda package
+.PHONY: test sim plan bench catalog fixtures lambda package
 
 test:
 	scripts/test.sh
+
+# The getting-started walkthrough on the local simulated cluster.
+sim:
+	cargo run --release -p kerf-cli -- sim
 
 plan:
 	cargo run -q -p kerf-cli -- plan examples/getting-started/

@@ -209,10 +209,20 @@ impl Sim {
 
     /// A `kube::Client` for this server, with client-side retries off (see kube-testing §4).
     pub fn client(&self) -> Result<kube::Client, SimError> {
+        self.client_as(None)
+    }
+
+    /// A client like [`Sim::client`] that sends `Authorization: Bearer <token>`.
+    pub fn client_with_token(&self, token: &str) -> Result<kube::Client, SimError> {
+        self.client_as(Some(token))
+    }
+
+    fn client_as(&self, token: Option<&str>) -> Result<kube::Client, SimError> {
         let err = |e: &dyn std::fmt::Display| SimError::Client(e.to_string());
         let uri = self.url.parse().map_err(|e| err(&e))?;
         let mut config = kube::Config::new(uri);
         config.default_retry = false;
+        config.auth_info.token = token.map(|t| t.to_string().into());
         if let Some(pem) = &self.ca_pem {
             config.root_cert = Some(vec![pem_to_der(pem).map_err(|e| err(&e))?]);
         }
@@ -257,19 +267,6 @@ impl Sim {
         if let Ok(mut f) = self.state.flaky.lock() {
             *f = Some((format!("Bearer {token}"), flaky::Flaky::new(rate, seed)));
         }
-    }
-
-    /// A client like [`Sim::client`] that sends `Authorization: Bearer <token>`.
-    pub fn client_with_token(&self, token: &str) -> Result<kube::Client, SimError> {
-        let err = |e: &dyn std::fmt::Display| SimError::Client(e.to_string());
-        let uri = self.url.parse().map_err(|e| err(&e))?;
-        let mut config = kube::Config::new(uri);
-        config.default_retry = false;
-        config.auth_info.token = Some(token.to_string().into());
-        if let Some(pem) = &self.ca_pem {
-            config.root_cert = Some(vec![pem_to_der(pem).map_err(|e| err(&e))?]);
-        }
-        kube::Client::try_from(config).map_err(|e| err(&e))
     }
 
     /// Forgets the change history: older watches and continue tokens then get 410.

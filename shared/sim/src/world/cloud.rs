@@ -3,6 +3,8 @@
 //! failures injectable per call; call counts and the time of every launch call. Instance
 //! types and prices come from the bundled catalog of the region, adjusted per EC2NodeClass.
 
+mod port;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -13,7 +15,7 @@ use kerf_catalog::unavailable::OfferingKey;
 use kerf_catalog::{CapacityType, Catalog};
 use kerf_control::ports::cloud::{NodeTaint, provider_id};
 use kerf_control::ports::{
-    Clock, Cloud, CloudError, HealthCategory, Instance, LaunchRequest, Launched, Unhealthy,
+    Clock, CloudError, HealthCategory, Instance, LaunchRequest, Launched, Unhealthy,
 };
 
 /// One simulated instance and what it was launched with.
@@ -438,120 +440,5 @@ fn launched(i: &SimInstance, unavailable: Vec<OfferingKey>) -> Launched {
         capacity_type: i.info.capacity_type,
         image_id: i.info.image_id.clone(),
         unavailable,
-    }
-}
-
-impl SimCloud {
-    fn status(&self, class: &EC2NodeClass) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
-        use kerf_api::v1::ec2nodeclass_status::{
-            Ami, NodeSelectorRequirement, SecurityGroup, Subnet,
-        };
-        let catalog = self.catalog_for(class)?;
-        let mut zones: Vec<String> = catalog
-            .instance_types
-            .iter()
-            .flat_map(|t| t.offerings.iter().map(|o| o.zone.clone()))
-            .collect();
-        zones.sort();
-        zones.dedup();
-        let ami = |arch: &str| Ami {
-            id: self.ami(arch),
-            deprecated: false,
-            name: Some(format!("amazon-eks-node-al2023-{arch}")),
-            requirements: vec![NodeSelectorRequirement {
-                key: kerf_labels::ARCH.into(),
-                operator: "In".into(),
-                values: vec![arch.into()],
-            }],
-        };
-        Ok(kerf_api::v1::EC2NodeClassStatus {
-            subnets: zones
-                .iter()
-                .map(|z| Subnet {
-                    id: format!("subnet-{z}"),
-                    zone: z.clone(),
-                    zone_id: None,
-                })
-                .collect(),
-            security_groups: vec![SecurityGroup {
-                id: "sg-0a5e0000000000001".into(),
-                name: Some("kerf-nodes".into()),
-            }],
-            amis: vec![ami("amd64"), ami("arm64")],
-            instance_profile: class
-                .spec
-                .instance_profile
-                .clone()
-                .or_else(|| class.spec.role.clone()),
-            ..Default::default()
-        })
-    }
-}
-
-impl Cloud for SimCloud {
-    async fn node_class_status(
-        &self,
-        class: &EC2NodeClass,
-    ) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
-        self.enter("DescribeImages").await?;
-        self.status(class)
-    }
-
-    async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
-        self.enter("DescribeInstanceTypes").await?;
-        self.catalog_for(class)
-    }
-
-    async fn launch(&self, req: &LaunchRequest) -> Result<Launched, CloudError> {
-        self.enter("CreateFleet").await?;
-        self.launch_now(req)
-    }
-
-    async fn describe(&self, ids: &[String]) -> Result<Vec<Instance>, CloudError> {
-        self.enter("DescribeInstances").await?;
-        let now = self.clock.now();
-        let s = self.lock();
-        Ok(ids
-            .iter()
-            .filter_map(|id| s.instances.get(id))
-            .map(|i| at(i, now).info)
-            .collect())
-    }
-
-    async fn list(&self) -> Result<Vec<Instance>, CloudError> {
-        self.enter("DescribeInstances").await?;
-        let now = self.clock.now();
-        let s = self.lock();
-        Ok(s.instances
-            .values()
-            .map(|i| at(i, now).info)
-            .filter(|i| i.state != "terminated")
-            .collect())
-    }
-
-    async fn unhealthy(&self) -> Result<Vec<Unhealthy>, CloudError> {
-        self.enter("DescribeInstanceStatus").await?;
-        let s = self.lock();
-        let running = |id: &str| {
-            s.instances
-                .get(id)
-                .is_some_and(|i| i.info.state != "terminated")
-        };
-        Ok(s.health
-            .iter()
-            .filter(|u| running(&u.instance_id))
-            .cloned()
-            .collect())
-    }
-
-    async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
-        self.enter("TerminateInstances").await?;
-        let mut s = self.lock();
-        for id in ids {
-            if let Some(i) = s.instances.get_mut(id) {
-                i.info.state = "terminated".into();
-            }
-        }
-        Ok(())
     }
 }
