@@ -7,7 +7,8 @@
 //! finalizers and deletionTimestamp, label and field selectors, limit/continue pagination,
 //! merge / JSON / strategic patches, server-side apply with field ownership and
 //! `metadata.managedFields` ([`apply`], [`managed`]), the pods/eviction subresource with
-//! PodDisruptionBudgets, watches with bookmarks, lists whose continue tokens read the first
+//! PodDisruptionBudgets, the scale subresource of Deployments ([`scale`]), short names in
+//! discovery, watches with bookmarks, lists whose continue tokens read the first
 //! page's snapshot, admission webhooks, a settable clock, and OpenAPI validation of the Karpenter
 //! CRDs from `kerf_api::crds::all()`, including their CEL rules (a small interpreter, [`cel`]).
 //!
@@ -35,12 +36,14 @@ pub mod query;
 pub mod read;
 pub mod registry;
 pub mod route;
+pub mod scale;
 pub mod scenario;
 pub mod selector;
 mod server;
 pub mod shape;
 pub mod state;
 pub mod store;
+pub mod table;
 pub mod tls;
 pub mod watch;
 pub mod world;

@@ -123,6 +123,16 @@ fn as_of(
 }
 
 impl Page {
+    /// The page's objects.
+    pub fn items(&self) -> &[Arc<Value>] {
+        &self.items
+    }
+
+    /// The resourceVersion the page was read at.
+    pub fn resource_version(&self) -> u64 {
+        self.rv
+    }
+
     /// The `<Kind>List` JSON bytes.
     pub fn to_bytes(&self, res: &ResourceInfo) -> Vec<u8> {
         let mut meta = json!({"resourceVersion": self.rv.to_string()});

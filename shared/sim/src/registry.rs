@@ -28,6 +28,26 @@ pub struct ResourceInfo {
     pub fields: &'static [&'static str],
     /// OpenAPI v3 schema for custom resources.
     pub schema: Option<Value>,
+    /// What `kubectl get` also accepts (`po`, `deploy`, a CRD's `names.shortNames`).
+    pub short_names: Vec<String>,
+    /// A custom resource version's `additionalPrinterColumns` (server-side `kubectl get`).
+    pub printer_columns: Vec<Value>,
+}
+
+/// kube-apiserver's short names for the built-in resources served here.
+fn builtin_short_names(group: &str, plural: &str) -> &'static [&'static str] {
+    match (group, plural) {
+        ("", "pods") => &["po"],
+        ("", "nodes") => &["no"],
+        ("", "events") | ("events.k8s.io", "events") => &["ev"],
+        ("", "namespaces") => &["ns"],
+        ("", "configmaps") => &["cm"],
+        ("apps", "daemonsets") => &["ds"],
+        ("apps", "deployments") => &["deploy"],
+        ("apps", "replicasets") => &["rs"],
+        ("policy", "poddisruptionbudgets") => &["pdb"],
+        _ => &[],
+    }
 }
 
 impl ResourceInfo {
@@ -145,6 +165,11 @@ impl Registry {
             custom: false,
             fields,
             schema: None,
+            short_names: builtin_short_names(b.0, b.1)
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            printer_columns: Vec::new(),
         }
     }
 
@@ -176,6 +201,16 @@ impl Registry {
                 custom: true,
                 fields: &[],
                 schema: v["schema"].get("openAPIV3Schema").cloned(),
+                short_names: spec["names"]["shortNames"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect(),
+                printer_columns: v["additionalPrinterColumns"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default(),
             });
         }
     }

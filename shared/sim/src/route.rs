@@ -108,14 +108,26 @@ fn groups(reg: &Registry) -> Value {
 }
 
 fn resource_doc(r: &ResourceInfo) -> Value {
-    json!({"name": r.plural, "singularName": r.kind.to_lowercase(), "namespaced": r.namespaced,
-        "kind": r.kind, "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]})
+    let mut doc = json!({"name": r.plural, "singularName": r.kind.to_lowercase(),
+        "namespaced": r.namespaced, "kind": r.kind,
+        "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]});
+    if !r.short_names.is_empty() {
+        doc["shortNames"] = json!(r.short_names);
+    }
+    doc
 }
 
 fn resources(reg: &Registry, g: &str, v: &str) -> Value {
     let mut list = Vec::new();
     for r in reg.all().iter().filter(|r| r.group == g && r.version == v) {
         list.push(resource_doc(r));
+        if crate::scale::scalable(r) {
+            list.push(
+                json!({"name": format!("{}/scale", r.plural), "singularName": "",
+                "namespaced": r.namespaced, "kind": "Scale", "group": "autoscaling",
+                "version": "v1", "verbs": ["get", "patch", "update"]}),
+            );
+        }
         if r.status_subresource {
             list.push(
                 json!({"name": format!("{}/status", r.plural), "singularName": "",
@@ -134,6 +146,36 @@ fn resources(reg: &Registry, g: &str, v: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn discovery_carries_the_short_names_kubectl_accepts() {
+        let mut reg = Registry::builtin();
+        for crd in kerf_api::crds::all() {
+            reg.add_crd(&serde_json::to_value(&crd).unwrap());
+        }
+        let short = |g: &str, v: &str, plural: &str| {
+            let list = resources(&reg, g, v);
+            list["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["name"] == plural)
+                .map(|r| r["shortNames"].clone())
+                .unwrap()
+        };
+        assert_eq!(short("apps", "v1", "deployments"), json!(["deploy"]));
+        assert_eq!(short("", "v1", "pods"), json!(["po"]));
+        assert_eq!(
+            short("policy", "v1", "poddisruptionbudgets"),
+            json!(["pdb"])
+        );
+        assert_eq!(
+            short("karpenter.k8s.aws", "v1", "ec2nodeclasses"),
+            json!(["ec2nc", "ec2ncs"])
+        );
+        // No short name, no field (as kube-apiserver answers).
+        assert!(short("coordination.k8s.io", "v1", "leases").is_null());
+    }
 
     #[test]
     fn shapes() {

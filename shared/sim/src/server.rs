@@ -72,6 +72,11 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let path = req.uri().path().to_string();
+    let table = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(crate::table::wanted);
     let query = Query::parse(req.uri().query());
     let who = Writer {
         field_manager: query.field_manager.clone(),
@@ -87,6 +92,7 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
             Ok(body) => match admitted(&state, &path, &method, &ct, &body).await {
                 Ok(Some((m, mct, b))) => {
                     let r = Req {
+                        table,
                         method: &m,
                         q: &query,
                         ct: mct,
@@ -97,6 +103,7 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
                 }
                 Ok(None) => {
                     let r = Req {
+                        table,
                         method: &method,
                         q: &query,
                         ct: &ct,
@@ -192,6 +199,8 @@ fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
 /// One request's method, query, content type, body and writer.
 struct Req<'a> {
     method: &'a Method,
+    /// The client asked for a server-side Table (`kubectl get`).
+    table: bool,
     q: &'a Query,
     ct: &'a str,
     body: &'a [u8],
@@ -235,7 +244,13 @@ fn collection(
             Ok(Reply::Stream(Body::from_stream(stream)))
         }
         Method::GET => {
-            let page = read::list(&state.store(), info, ns, q)?;
+            let st = state.store();
+            let page = read::list(&st, info, ns, q)?;
+            if r.table {
+                let now = (st.clock().0)();
+                let t = crate::table::table(info, page.items(), page.resource_version(), now);
+                return Ok(Reply::Json(200, t));
+            }
             Ok(Reply::Raw(200, page.to_bytes(info)))
         }
         Method::POST if info.namespaced && ns.is_none() => Err(ApiError::method_not_allowed()),
@@ -286,10 +301,28 @@ fn object(
             let v = binding::bind(&mut state.store(), t.info, t.ns, t.name, &parse_body(body)?)?;
             return Ok(Reply::Json(201, v));
         }
+        Some("scale") if crate::scale::scalable(t.info) => {
+            let v = crate::scale::scale(
+                &mut state.store(),
+                t.info,
+                (t.ns, t.name),
+                method,
+                r.ct,
+                parse_body(body)?,
+                r.who,
+            )?;
+            return Ok(Reply::Json(200, v));
+        }
         Some(_) => return Err(ApiError::no_route()),
     };
     let mut st = state.store();
     match *method {
+        Method::GET if r.table => {
+            let obj = read::get(&st, t.info, t.ns, t.name)?;
+            let now = (st.clock().0)();
+            let table = crate::table::table(t.info, &[obj], st.rv(), now);
+            Ok(Reply::Json(200, table))
+        }
         Method::GET => Ok(Reply::Json(
             200,
             (*read::get(&st, t.info, t.ns, t.name)?).clone(),

@@ -113,6 +113,11 @@ impl Store {
         }
     }
 
+    /// The server's clock.
+    pub fn clock(&self) -> &SimClock {
+        &self.clock
+    }
+
     /// The server's current time, RFC 3339.
     pub fn now(&self) -> String {
         self.clock.rfc3339()

@@ -310,3 +310,87 @@ async fn cel_rules_karpenter_relies_on() {
     let e = status(create_dynamic(&claims, empty_in).await.unwrap_err());
     assert_eq!(e.code, 422, "{}", e.message);
 }
+
+#[tokio::test]
+async fn deployments_scale_through_the_scale_subresource_as_kubectl_scale_does() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let (_sim, client) = start().await;
+    let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let d: Deployment =
+        serde_json::from_value(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "inflate"},
+        "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "inflate"}},
+            "template": {"metadata": {"labels": {"app": "inflate"}},
+                "spec": {"containers": [{"name": "c", "image": "pause"}]}}}}))
+        .unwrap();
+    api.create(&PostParams::default(), &d).await.unwrap();
+    let s = api.get_scale("inflate").await.unwrap();
+    assert_eq!(s.spec.and_then(|s| s.replicas), Some(5));
+    assert_eq!(
+        s.status.map(|s| s.selector.unwrap_or_default()),
+        Some("app=inflate".into())
+    );
+    // `kubectl scale deployment inflate --replicas 12` sends this merge patch.
+    let patch = json!({"spec": {"replicas": 12}});
+    let s = api
+        .patch_scale("inflate", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    assert_eq!(s.spec.and_then(|s| s.replicas), Some(12));
+    let d = api.get("inflate").await.unwrap();
+    assert_eq!(d.spec.replicas, Some(12));
+    let bad = json!({"spec": {"replicas": -1}});
+    let e = api
+        .patch_scale("inflate", &PatchParams::default(), &Patch::Merge(&bad))
+        .await
+        .unwrap_err();
+    assert_eq!(status(e).code, 400);
+    let pods: Api<Pod> = Api::namespaced(client, "default");
+    assert!(pods.get_scale("p").await.is_err(), "pods have no scale");
+}
+
+#[tokio::test]
+async fn kubectl_get_gets_a_table_with_karpenters_printer_columns() {
+    let (_sim, client) = start().await;
+    create_dynamic(&dynamic::<NodePool>(&client), nodepool("default"))
+        .await
+        .unwrap();
+    let get = |path: &str| {
+        axum::http::Request::get(path)
+            .header(
+                "accept",
+                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+            )
+            .body(Vec::new())
+            .unwrap()
+    };
+    let t: serde_json::Value = client
+        .request(get("/apis/karpenter.sh/v1/nodepools"))
+        .await
+        .unwrap();
+    assert_eq!(t["kind"], "Table");
+    let names: Vec<&str> = t["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    for want in ["Name", "NodeClass", "Nodes", "Ready", "Age"] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    let row = &t["rows"][0];
+    assert_eq!(row["cells"][0], "default");
+    let at = |col: &str| row["cells"][names.iter().position(|n| *n == col).unwrap()].clone();
+    assert_eq!(at("NodeClass"), "default");
+    assert!(at("Age").as_str().unwrap().ends_with('s'), "{}", at("Age"));
+    assert_eq!(row["object"]["metadata"]["name"], "default");
+    // One object, and built-in kinds get NAME and AGE.
+    let one: serde_json::Value = client
+        .request(get("/apis/karpenter.sh/v1/nodepools/default"))
+        .await
+        .unwrap();
+    assert_eq!(one["rows"].as_array().map(Vec::len), Some(1));
+    let pods: serde_json::Value = client.request(get("/api/v1/pods")).await.unwrap();
+    assert_eq!(pods["kind"], "Table");
+    assert_eq!(pods["columnDefinitions"][1]["name"], "Age");
+}
