@@ -49,6 +49,48 @@ async fn minutes_to_converge(w: &mut World, want: usize, max: usize) -> Option<u
     None
 }
 
+/// Pods, NodeClaims, instances and the last log lines, for a failure message.
+async fn state_of(w: &World) -> String {
+    let pods: Vec<String> = pods(&w.client)
+        .await
+        .iter()
+        .map(|p| {
+            let phase = p.status.as_ref().and_then(|s| s.phase.clone());
+            let node = p.spec.as_ref().and_then(|s| s.node_name.clone());
+            format!("{:?} {phase:?} on {node:?}", p.metadata.name)
+        })
+        .collect();
+    let claims: Vec<String> = claims(&w.client)
+        .await
+        .iter()
+        .map(|c| {
+            let pid = c.status.as_ref().and_then(|s| s.provider_id.clone());
+            let deleting = c.metadata.deletion_timestamp.is_some();
+            format!("{:?} {pid:?} deleting={deleting}", c.metadata.name)
+        })
+        .collect();
+    let instances: Vec<String> = w
+        .cloud
+        .instances()
+        .iter()
+        .map(|i| format!("{} {}", i.info.provider_id, i.info.state))
+        .collect();
+    let logs: Vec<String> = w
+        .logs
+        .entries()
+        .iter()
+        .rev()
+        .take(40)
+        .map(|e| {
+            format!(
+                "{} {} {} {}",
+                e["time"], e["controller"], e["message"], e["error"]
+            )
+        })
+        .collect();
+    format!("pods {pods:#?}\nclaims {claims:#?}\ninstances {instances:#?}\nlogs {logs:#?}")
+}
+
 #[tokio::test]
 async fn a_day_with_flaky_ec2_and_api_server_converges_after_every_change() {
     let mut w = getting_started_with(WorldOptions {
@@ -62,62 +104,12 @@ async fn a_day_with_flaky_ec2_and_api_server_converges_after_every_change() {
     for (hour, replicas) in CURVE.iter().enumerate() {
         w.apply(&inflate(*replicas)).await.unwrap();
         let m = minutes_to_converge(&mut w, *replicas as usize, 30).await;
-        if m.is_none() {
-            let ps = pods(&w.client).await;
-            let phases: Vec<String> = ps
-                .iter()
-                .map(|p| {
-                    let s = p.status.clone().unwrap_or_default();
-                    format!(
-                        "{}:{}:{}",
-                        p.metadata.name.clone().unwrap_or_default(),
-                        s.phase.unwrap_or_default(),
-                        p.spec
-                            .as_ref()
-                            .and_then(|s| s.node_name.clone())
-                            .unwrap_or_default()
-                    )
-                })
-                .collect();
-            let cs: Vec<String> = claims(&w.client)
-                .await
-                .iter()
-                .map(|c| {
-                    format!(
-                        "{} {:?} del={}",
-                        c.metadata.name.clone().unwrap_or_default(),
-                        c.status.as_ref().and_then(|s| s.provider_id.clone()),
-                        c.metadata.deletion_timestamp.is_some()
-                    )
-                })
-                .collect();
-            let inst: Vec<String> = w
-                .cloud
-                .instances()
-                .iter()
-                .map(|i| format!("{} {}", i.info.provider_id, i.info.state))
-                .collect();
-            let logs: Vec<String> = w
-                .logs
-                .entries()
-                .iter()
-                .rev()
-                .take(40)
-                .map(|e| {
-                    format!(
-                        "{} {} {} {}",
-                        e["time"],
-                        e["controller"],
-                        e["message"],
-                        e.get("error").cloned().unwrap_or_default()
-                    )
-                })
-                .collect();
+        let Some(m) = m else {
             panic!(
-                "logs {logs:#?}\nhour {hour}: {replicas} pods did not converge in 30 sweeps\npods {phases:#?}\nclaims {cs:#?}\ninstances {inst:#?}"
+                "hour {hour}: {replicas} pods did not converge in 30 sweeps\n{}",
+                state_of(&w).await
             );
-        }
-        let m = m.unwrap_or_default();
+        };
         worst = worst.max(m);
         w.run_for(SignedDuration::from_mins(60 - m as i64))
             .await

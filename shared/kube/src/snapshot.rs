@@ -34,15 +34,6 @@ impl Default for SnapshotOptions {
 /// with it.
 const LIST_ATTEMPTS: u32 = 3;
 
-/// 5xx answers and failures to get one at all.
-fn transient(e: &kube::Error) -> bool {
-    match e {
-        kube::Error::Api(s) => s.code >= 500,
-        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
-        _ => false,
-    }
-}
-
 /// Lists every object of a collection, following continue tokens. A 410 on a continue
 /// token (the list snapshot expired) restarts the list once from the beginning; a page that
 /// fails transiently is tried again ([`LIST_ATTEMPTS`]).
@@ -57,25 +48,24 @@ where
         let mut first_rv = None;
         loop {
             let mut attempt = 1;
-            let listed = loop {
+            let page = loop {
                 match api.list(&params).await {
-                    Err(e) if attempt < LIST_ATTEMPTS && transient(&e) => {
-                        let backoff = std::time::Duration::from_millis(25 << (attempt - 1));
-                        tokio::time::sleep(backoff).await;
-                        attempt += 1;
+                    Ok(p) => break p,
+                    Err(kube::Error::Api(s))
+                        if s.code == 410 && !restarted && params.continue_token.is_some() =>
+                    {
+                        restarted = true;
+                        continue 'restart;
                     }
-                    other => break other,
+                    Err(e) => match crate::error::classify(e) {
+                        ClusterError::Transient(_) if attempt < LIST_ATTEMPTS => {
+                            let backoff = std::time::Duration::from_millis(25 << (attempt - 1));
+                            tokio::time::sleep(backoff).await;
+                            attempt += 1;
+                        }
+                        err => return Err(err),
+                    },
                 }
-            };
-            let page = match listed {
-                Ok(p) => p,
-                Err(kube::Error::Api(s))
-                    if s.code == 410 && !restarted && params.continue_token.is_some() =>
-                {
-                    restarted = true;
-                    continue 'restart;
-                }
-                Err(e) => return Err(crate::error::classify(e)),
             };
             first_rv.get_or_insert(page.metadata.resource_version.clone().unwrap_or_default());
             items.extend(page.items);

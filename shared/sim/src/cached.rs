@@ -35,8 +35,9 @@ impl Cached {
     }
 
     /// Every object of `res` (`group/plural`, e.g. `/pods`, `apps/deployments`), in key
-    /// order, as `T`; a list equal to what the API server would return.
-    pub fn list<T>(&self, res: &str) -> Result<Arc<Vec<T>>, serde_json::Error>
+    /// order, as `T`; a list equal to what the API server would return. An object that does
+    /// not parse as `T` is a `kube::Error::SerdeError`, as from a client's list.
+    pub fn list<T>(&self, res: &str) -> Result<Arc<Vec<T>>, kube::Error>
     where
         T: DeserializeOwned + Send + Sync + 'static,
     {
@@ -53,7 +54,8 @@ impl Cached {
         let parsed = objects
             .iter()
             .map(|o| T::deserialize(o.as_ref()))
-            .collect::<Result<Vec<T>, _>>()?;
+            .collect::<Result<Vec<T>, _>>()
+            .map_err(kube::Error::SerdeError)?;
         let parsed = Arc::new(parsed);
         if let Ok(mut e) = self.entries.lock() {
             e.insert(key, (at, parsed.clone()));

@@ -64,16 +64,24 @@ pub fn lookup<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
     Some(v)
 }
 
+/// The age of `since` (RFC 3339) at `now`.
+fn age_since(since: &str, now: Timestamp) -> String {
+    match since.parse::<Timestamp>() {
+        Ok(t) => age(now.duration_since(t).as_secs()),
+        Err(_) => "<unknown>".into(),
+    }
+}
+
 /// kubectl's short age: `45s`, `12m`, `3h4m`, `2d`.
-fn age(since: &str, now: Timestamp) -> String {
-    let Ok(t) = since.parse::<Timestamp>() else {
-        return "<unknown>".into();
-    };
-    let s = now.duration_since(t).as_secs().max(0);
+pub fn age(secs: i64) -> String {
+    let s = secs.max(0);
     match s {
-        0..120 => format!("{s}s"),
-        120..7200 => format!("{}m", s / 60),
-        7200..172_800 => format!("{}h", s / 3600),
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => match (s / 60) % 60 {
+            0 => format!("{}h", s / 3600),
+            m => format!("{}h{m}m", s / 3600),
+        },
         _ => format!("{}d", s / 86400),
     }
 }
@@ -82,7 +90,7 @@ fn cell(obj: &Value, col: &Value, now: Timestamp) -> Value {
     let path = col["jsonPath"].as_str().unwrap_or_default();
     match lookup(obj, path) {
         None | Some(Value::Null) => json!("<none>"),
-        Some(Value::String(s)) if col["type"] == "date" => json!(age(s, now)),
+        Some(Value::String(s)) if col["type"] == "date" => json!(age_since(s, now)),
         Some(v @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => v.clone(),
         Some(v) => json!(v.to_string()),
     }
@@ -147,5 +155,14 @@ mod tests {
             "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
         ));
         assert!(!wanted("application/json"));
+    }
+
+    #[test]
+    fn ages_read_like_kubectl() {
+        assert_eq!(age(5), "5s");
+        assert_eq!(age(125), "2m");
+        assert_eq!(age(3600), "1h");
+        assert_eq!(age(3600 + 240), "1h4m");
+        assert_eq!(age(3 * 86400 + 5), "3d");
     }
 }

@@ -68,20 +68,11 @@ fn comparison(runs: &[(&str, &Outcome)]) -> String {
             cost,
             hours,
             o.last.launched,
-            disruptions(o)
+            o.last.disruptions()
         );
     }
     h.push_str("</table>\n");
     h
-}
-
-/// Disruptions started over the run.
-pub fn disruptions(o: &Outcome) -> usize {
-    o.last
-        .reasons
-        .get("DisruptionTerminating")
-        .copied()
-        .unwrap_or(0)
 }
 
 fn section(label: &str, o: &Outcome) -> String {
@@ -98,7 +89,7 @@ fn section(label: &str, o: &Outcome) -> String {
         o.cost,
         o.node_hours,
         o.last.launched,
-        disruptions(o),
+        o.last.disruptions(),
         o.last.interruptions
     );
     let x = Axis::new(o.start, o.samples.last().map_or(o.start, |s| s.at));

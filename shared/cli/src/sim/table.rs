@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use kerf_sim::scenario::Outcome;
 
+use kerf_sim::table::age;
+
 use crate::table::columns;
 
 /// `kubectl get nodeclaims` (NAME TYPE CAPACITY ZONE NODE READY AGE) at the end of the run.
@@ -27,28 +29,8 @@ pub fn claims(o: &Outcome) -> String {
     format!("\n{}", columns(&rows))
 }
 
-/// kubectl's short age: `45s`, `12m`, `3h4m`, `2d`.
-pub fn age(secs: i64) -> String {
-    let s = secs.max(0);
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m", s / 60),
-        3600..86400 => match (s / 60) % 60 {
-            0 => format!("{}h", s / 3600),
-            m => format!("{}h{m}m", s / 3600),
-        },
-        _ => format!("{}d", s / 86400),
-    }
-}
-
 /// Cost and counts over the run.
 pub fn summary(o: &Outcome, wall: Duration) -> String {
-    let disruptions = o
-        .last
-        .reasons
-        .get("DisruptionTerminating")
-        .copied()
-        .unwrap_or(0);
     format!(
         "\n{}: simulated {} in {:.2} s; {} NodeClaims launched, {} disruptions, {} interruptions; \
          cost ${:.4} ({:.2} node-hours); now {} nodes, ${:.4}/h\n",
@@ -56,7 +38,7 @@ pub fn summary(o: &Outcome, wall: Duration) -> String {
         age(o.simulated.as_secs()),
         wall.as_secs_f64(),
         o.last.launched,
-        disruptions,
+        o.last.disruptions(),
         o.last.interruptions,
         o.cost,
         o.node_hours,
@@ -101,7 +83,7 @@ pub fn comparison(runs: &[(&str, Outcome)]) -> String {
             format!("${cost:.4}"),
             format!("{hours:.2}"),
             o.last.launched.to_string(),
-            super::report::disruptions(o).to_string(),
+            o.last.disruptions().to_string(),
             o.failures.len().to_string(),
         ]);
     }
@@ -127,18 +109,4 @@ pub fn comparison(runs: &[(&str, Outcome)]) -> String {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ages_read_like_kubectl() {
-        assert_eq!(age(5), "5s");
-        assert_eq!(age(125), "2m");
-        assert_eq!(age(3600), "1h");
-        assert_eq!(age(3600 + 240), "1h4m");
-        assert_eq!(age(3 * 86400 + 5), "3d");
-    }
 }

@@ -8,6 +8,8 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kerf_api::v1::NodeClaim;
 use kerf_catalog::CapacityType;
+use kerf_control::claim;
+use kerf_control::ports::cloud::instance_id;
 
 use crate::world::World;
 
@@ -21,6 +23,8 @@ pub struct ClaimRow {
     pub node: String,
     pub ready: bool,
     pub node_pool: String,
+    /// The EC2 instance id (empty until launched).
+    pub instance_id: String,
     pub created: Timestamp,
     /// USD per hour (0 until launched).
     pub price: f64,
@@ -55,6 +59,14 @@ impl Observation {
             *out.entry(field(c).clone()).or_default() += 1;
         }
         out
+    }
+
+    /// DisruptionTerminating Events seen: disruptions started.
+    pub fn disruptions(&self) -> usize {
+        self.reasons
+            .get("DisruptionTerminating")
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Nodes per `instance-type/capacity-type`.
@@ -115,28 +127,29 @@ fn label(c: &NodeClaim, key: &str) -> String {
 }
 
 fn row(w: &World, c: &NodeClaim) -> ClaimRow {
-    let status = c.status.clone().unwrap_or_default();
-    let ready = status
-        .conditions
-        .iter()
-        .any(|k| k.type_ == "Ready" && k.status == kerf_api::v1::ConditionStatus::True);
+    let pid = claim::provider_id(c);
     let (it, ct, zone) = (
         label(c, kerf_labels::INSTANCE_TYPE),
         label(c, kerf_labels::CAPACITY_TYPE),
         label(c, kerf_labels::ZONE),
     );
     let price = CapacityType::parse(&ct)
-        .filter(|_| status.provider_id.is_some())
+        .filter(|_| pid.is_some())
         .and_then(|k| w.cloud.prices.price(k, &it, &zone))
         .unwrap_or(0.0);
     ClaimRow {
-        name: c.metadata.name.clone().unwrap_or_default(),
+        name: claim::name(c).to_string(),
         instance_type: it,
         capacity_type: ct,
         zone,
-        node: status.node_name.unwrap_or_default(),
-        ready,
-        node_pool: label(c, kerf_labels::NODEPOOL),
+        node: c
+            .status
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .unwrap_or_default(),
+        ready: claim::is_true(c, "Ready"),
+        node_pool: claim::pool_name(c).unwrap_or_default().to_string(),
+        instance_id: pid.and_then(instance_id).unwrap_or_default().to_string(),
         created: c
             .metadata
             .creation_timestamp
@@ -149,10 +162,7 @@ fn row(w: &World, c: &NodeClaim) -> ClaimRow {
 
 impl Observer {
     /// Looks at the world; returns what it sees and the timeline lines since the last look.
-    pub fn look(
-        &mut self,
-        w: &World,
-    ) -> Result<(Observation, Vec<TimelineEvent>), serde_json::Error> {
+    pub fn look(&mut self, w: &World) -> Result<(Observation, Vec<TimelineEvent>), kube::Error> {
         let reads = w.sim.cached();
         let at = w.now();
         let claims = reads.list::<NodeClaim>("karpenter.sh/nodeclaims")?;

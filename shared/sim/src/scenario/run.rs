@@ -81,15 +81,15 @@ pub async fn run(
         karpenter_decisions: decisions == Decisions::Karpenter,
         ..WorldOptions::default()
     };
-    if let Some(t) = &s.settings.tick {
-        options.tick = super::duration(t).map_err(|m| s.step_error(0, m))?;
-    }
     let world_err = |message: String| ScenarioError::World {
         path: s.path.clone(),
         index: 0,
         name: " (objects)".into(),
         message,
     };
+    if let Some(t) = &s.settings.tick {
+        options.tick = super::duration(t).map_err(|m| world_err(format!("settings.tick: {m}")))?;
+    }
     let mut w = World::start(options)
         .await
         .map_err(|e| world_err(e.to_string()))?;
@@ -325,23 +325,14 @@ impl Runner<'_> {
 
     /// NodeClaims and instance ids of the launched nodes `sel` matches, in name order.
     fn select(&self, sel: &Select) -> Vec<(String, String)> {
-        let reads = self.w.sim.cached();
-        let Ok(claims) = reads.list::<kerf_api::v1::NodeClaim>("karpenter.sh/nodeclaims") else {
-            return Vec::new();
-        };
-        let rows = &self.out.last.claims;
-        let mut out = Vec::new();
-        for r in rows.iter().filter(|r| matches(sel, r)) {
-            let pid = claims
-                .iter()
-                .find(|c| c.metadata.name.as_deref() == Some(&r.name))
-                .and_then(|c| c.status.as_ref()?.provider_id.clone());
-            if let Some(id) = pid.as_deref().and_then(|p| p.rsplit('/').next()) {
-                out.push((r.name.clone(), id.to_string()));
-            }
-        }
-        out.truncate(sel.count.unwrap_or(usize::MAX));
-        out
+        self.out
+            .last
+            .claims
+            .iter()
+            .filter(|r| !r.instance_id.is_empty() && matches(sel, r))
+            .map(|r| (r.name.clone(), r.instance_id.clone()))
+            .take(sel.count.unwrap_or(usize::MAX))
+            .collect()
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use kerf_api::v1::NodeClaim;
 use kerf_control::ports::Clock;
 use kube::Client;
@@ -75,6 +75,22 @@ fn pid(n: &Node) -> &str {
         .unwrap_or_default()
 }
 
+/// The Node's taints without its claim's startup taints, and whether any were there.
+fn without_startup_taints(n: &Node, claim: &NodeClaim) -> (Vec<Taint>, bool) {
+    let taints = n
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.clone())
+        .unwrap_or_default();
+    let before = taints.len();
+    let kept: Vec<Taint> = taints
+        .into_iter()
+        .filter(|t| !claim.spec.startup_taints.iter().any(|s| s.key == t.key))
+        .collect();
+    let removed = kept.len() != before;
+    (kept, removed)
+}
+
 fn node_name(i: &SimInstance) -> String {
     let n =
         u64::from_str_radix(i.info.id.trim_start_matches("i-"), 16).unwrap_or_default() & 0xffff;
@@ -106,14 +122,8 @@ impl Kubelet {
             return Ok(None);
         }
         let now = self.clock.now();
-        let nodes = self
-            .reads
-            .list::<Node>("/nodes")
-            .map_err(kube::Error::SerdeError)?;
-        let claims = self
-            .reads
-            .list::<NodeClaim>("karpenter.sh/nodeclaims")
-            .map_err(kube::Error::SerdeError)?;
+        let nodes = self.reads.list::<Node>("/nodes")?;
+        let claims = self.reads.list::<NodeClaim>("karpenter.sh/nodeclaims")?;
         let startup: std::collections::HashMap<&str, &NodeClaim> = claims
             .iter()
             .filter(|c| !c.spec.startup_taints.is_empty())
@@ -132,14 +142,10 @@ impl Kubelet {
             };
             let at = match ready(n) {
                 Some((false, _)) => Some(i.running_at + self.ready_delay),
-                Some((true, since)) => startup.get(pid(n)).and_then(|c| {
-                    let taints = n.spec.as_ref().and_then(|s| s.taints.as_ref());
-                    let left = taints.is_some_and(|ts| {
-                        ts.iter()
-                            .any(|t| c.spec.startup_taints.iter().any(|s| s.key == t.key))
-                    });
-                    left.then_some(since + self.startup_taint_delay)
-                }),
+                Some((true, since)) => startup
+                    .get(pid(n))
+                    .filter(|c| without_startup_taints(n, c).1)
+                    .map(|_| since + self.startup_taint_delay),
                 None => None,
             };
             if let Some(at) = at.filter(|t| *t > now) {
@@ -157,10 +163,7 @@ impl Kubelet {
             return Ok(out);
         }
         let nodes_api: Api<Node> = Api::all(self.client.clone());
-        let nodes = self
-            .reads
-            .list::<Node>("/nodes")
-            .map_err(kube::Error::SerdeError)?;
+        let nodes = self.reads.list::<Node>("/nodes")?;
         let instances = self.cloud.instances();
         let registered: std::collections::HashSet<&str> = nodes.iter().map(pid).collect();
         for i in instances.iter().filter(|i| i.info.state == "running") {
@@ -171,10 +174,7 @@ impl Kubelet {
                 out.registered.push(n.metadata.name.unwrap_or_default());
             }
         }
-        let claims = self
-            .reads
-            .list::<NodeClaim>("karpenter.sh/nodeclaims")
-            .map_err(kube::Error::SerdeError)?;
+        let claims = self.reads.list::<NodeClaim>("karpenter.sh/nodeclaims")?;
         let claims: std::collections::HashMap<&str, &NodeClaim> = claims
             .iter()
             .filter_map(|c| Some((c.status.as_ref()?.provider_id.as_deref()?, c)))
@@ -214,17 +214,8 @@ impl Kubelet {
         let Some(claim) = claims.get(pid(n)) else {
             return Ok(());
         };
-        let taints = n
-            .spec
-            .as_ref()
-            .and_then(|s| s.taints.clone())
-            .unwrap_or_default();
-        let kept: Vec<_> = taints
-            .iter()
-            .filter(|t| !claim.spec.startup_taints.iter().any(|s| s.key == t.key))
-            .cloned()
-            .collect();
-        if kept.len() != taints.len() {
+        let (kept, removed) = without_startup_taints(n, claim);
+        if removed {
             let name = n.metadata.name.clone().unwrap_or_default();
             let mut node = api.get(&name).await?;
             if let Some(spec) = node.spec.as_mut() {
@@ -242,10 +233,7 @@ impl Kubelet {
         instances: &[SimInstance],
         now: Timestamp,
     ) -> Result<usize, kube::Error> {
-        let pods = self
-            .reads
-            .list::<Pod>("/pods")
-            .map_err(kube::Error::SerdeError)?;
+        let pods = self.reads.list::<Pod>("/pods")?;
         let by_name: std::collections::HashMap<&str, &Node> = nodes
             .iter()
             .filter_map(|n| Some((n.metadata.name.as_deref()?, n)))

@@ -199,7 +199,7 @@ impl World {
         wiring::delete(&self.client, api_version, kind, namespace, name).await
     }
 
-    /// Sets a Deployment's replicas, as `kubectl scale` does.
+    /// Sets a Deployment's replicas through its scale subresource, as `kubectl scale` does.
     pub async fn scale(
         &self,
         namespace: &str,
@@ -209,12 +209,9 @@ impl World {
         use k8s_openapi::api::apps::v1::Deployment;
         let api: kube::Api<Deployment> = kube::Api::namespaced(self.client.clone(), namespace);
         let patch = serde_json::json!({"spec": {"replicas": replicas}});
-        api.patch(
-            name,
-            &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(&patch),
-        )
-        .await?;
+        let pp = kube::api::PatchParams::default();
+        api.patch_scale(name, &pp, &kube::api::Patch::Merge(&patch))
+            .await?;
         Ok(())
     }
 

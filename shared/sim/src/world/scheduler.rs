@@ -68,10 +68,7 @@ impl Scheduler {
 
     /// One scheduling round over every pending pod.
     pub async fn step(&self) -> Result<ScheduleReport, kube::Error> {
-        let pods = self
-            .reads
-            .list::<Pod>("/pods")
-            .map_err(kube::Error::SerdeError)?;
+        let pods = self.reads.list::<Pod>("/pods")?;
         let waiting = |p: &Pod| {
             p.metadata.deletion_timestamp.is_none()
                 && p.spec.as_ref().is_none_or(|s| s.node_name.is_none())
@@ -79,14 +76,10 @@ impl Scheduler {
         if !pods.iter().any(waiting) {
             return Ok(ScheduleReport::default());
         }
-        let nodes = self
-            .reads
-            .list::<Node>("/nodes")
-            .map_err(kube::Error::SerdeError)?;
+        let nodes = self.reads.list::<Node>("/nodes")?;
         let ds = self
             .reads
-            .list::<k8s_openapi::api::apps::v1::DaemonSet>("apps/daemonsets")
-            .map_err(kube::Error::SerdeError)?;
+            .list::<k8s_openapi::api::apps::v1::DaemonSet>("apps/daemonsets")?;
         let mut snap = kerf_engine::Snapshot {
             now: self.clock.now().as_second(),
             ..Default::default()

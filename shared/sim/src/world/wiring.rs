@@ -199,6 +199,24 @@ pub fn documents(manifest: &str) -> Result<Vec<Value>, WorldError> {
     Ok(out)
 }
 
+/// The API of a kind, found through discovery; namespaced kinds in `namespace` (`default`
+/// when none is given).
+async fn dynamic_api(
+    client: &Client,
+    api_version: &str,
+    kind: &str,
+    namespace: Option<&str>,
+) -> Result<Api<DynamicObject>, WorldError> {
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let (ar, caps) = kube::discovery::pinned_kind(client, &gvk).await?;
+    Ok(if caps.scope == kube::discovery::Scope::Namespaced {
+        Api::namespaced_with(client.clone(), namespace.unwrap_or("default"), &ar)
+    } else {
+        Api::all_with(client.clone(), &ar)
+    })
+}
+
 pub(super) async fn apply(client: &Client, manifest: &str) -> Result<Vec<String>, WorldError> {
     let mut applied = Vec::new();
     for doc in documents(manifest)? {
@@ -213,15 +231,8 @@ pub(super) async fn apply(client: &Client, manifest: &str) -> Result<Vec<String>
                 "document without kind or name: {doc}"
             )));
         }
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-        let gvk = GroupVersionKind::gvk(group, version, kind);
-        let (ar, caps) = kube::discovery::pinned_kind(client, &gvk).await?;
-        let api: Api<DynamicObject> = if caps.scope == kube::discovery::Scope::Namespaced {
-            let ns = doc["metadata"]["namespace"].as_str().unwrap_or("default");
-            Api::namespaced_with(client.clone(), ns, &ar)
-        } else {
-            Api::all_with(client.clone(), &ar)
-        };
+        let ns = doc["metadata"]["namespace"].as_str();
+        let api = dynamic_api(client, api_version, kind, ns).await?;
         let pp = PatchParams::apply("kubectl").force();
         api.patch(&name, &pp, &Patch::Apply(&doc)).await?;
         applied.push(format!("{kind}/{name}"));
@@ -255,14 +266,7 @@ pub(super) async fn delete(
                 "give the apiVersion of kind {kind} to delete {name}"
             ))
         })?;
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let gvk = GroupVersionKind::gvk(group, version, kind);
-    let (ar, caps) = kube::discovery::pinned_kind(client, &gvk).await?;
-    let api: Api<DynamicObject> = if caps.scope == kube::discovery::Scope::Namespaced {
-        Api::namespaced_with(client.clone(), namespace.unwrap_or("default"), &ar)
-    } else {
-        Api::all_with(client.clone(), &ar)
-    };
+    let api = dynamic_api(client, api_version, kind, namespace).await?;
     api.delete(name, &kube::api::DeleteParams::default())
         .await?;
     Ok(())

@@ -53,12 +53,8 @@ fn owned_by<'a>(pods: &'a [Pod], ns: &str, rs: &str) -> Vec<&'a Pod> {
 /// One round of the Deployment controller over every Deployment: reads through `reads`,
 /// writes through `client`.
 pub async fn step(client: &Client, reads: &Cached) -> Result<WorkloadReport, kube::Error> {
-    let deps = reads
-        .list::<Deployment>("apps/deployments")
-        .map_err(kube::Error::SerdeError)?;
-    let pods = reads
-        .list::<Pod>("/pods")
-        .map_err(kube::Error::SerdeError)?;
+    let deps = reads.list::<Deployment>("apps/deployments")?;
+    let pods = reads.list::<Pod>("/pods")?;
     let mut out = WorkloadReport::default();
     let mut current = std::collections::BTreeSet::new();
     for d in deps.iter() {
