@@ -4,7 +4,8 @@
 #
 #   scripts/setup.sh           the tests (`make test`): the moto server, cfn-lint, the SAM CLI,
 #                              cargo-nextest when it is missing, and Debian's chromium (the
-#                              `kerf sim --report` page is rendered headless)
+#                              `kerf sim --report` page is rendered headless), and Debian's
+#                              kubectl in .venv/bin (`kerf sim --serve` is tested with it)
 #   scripts/setup.sh package   packaging (`make package`): the SAM CLI, cargo-lambda (which
 #                              brings zig) and the arm64 Rust target when it can be downloaded
 set -euo pipefail
@@ -63,4 +64,17 @@ if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+fi
+if [ ! -x .venv/bin/kubectl ]; then
+  # Debian's kubectl, unpacked into .venv so that it never replaces a kubectl already installed.
+  dir="$(mktemp -d)"
+  if ! (cd "$dir" && apt-get download -qq kubernetes-client 2>/dev/null); then
+    SUDO=""
+    if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    (cd "$dir" && apt-get download -qq kubernetes-client)
+  fi
+  dpkg-deb -x "$dir"/kubernetes-client_*.deb .venv/kubernetes-client
+  ln -sf ../kubernetes-client/usr/bin/kubectl .venv/bin/kubectl
+  rm -rf "$dir"
 fi

@@ -39,8 +39,35 @@ pub struct SimArgs {
     pub report: Option<String>,
     /// Run the scenario a second time with Karpenter's own decisions (first-fit packing, its
     /// consolidation limits) and compare cost, node-hours and disruptions.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, conflicts_with = "serve")]
     pub compare: Option<Compare>,
+    /// Keep the simulated cluster running in real time, with its API server open to kubectl
+    /// (a kubeconfig is printed and written), until Ctrl-C.
+    #[arg(long)]
+    pub serve: bool,
+    /// With --serve: the API server's port on 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = 0, requires = "serve")]
+    pub port: u16,
+    /// With --serve: simulated seconds per real second.
+    #[arg(long, default_value_t = 1.0, requires = "serve", value_parser = speed)]
+    pub speed: f64,
+    /// With --serve: where to write the kubeconfig.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "kerf-sim.kubeconfig",
+        requires = "serve"
+    )]
+    pub kubeconfig: String,
+}
+
+fn speed(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 3600.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a speed: give a number above 0 and at most 3600"
+        )),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -24,6 +24,7 @@ pub mod log;
 pub mod metrics;
 pub mod names;
 pub mod nodeclass;
+pub mod nodepool;
 pub mod provision;
 pub mod register;
 pub mod terminate;

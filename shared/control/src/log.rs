@@ -181,6 +181,7 @@ pub mod controllers {
     pub const TERMINATION: &str = "node.termination";
     pub const DISRUPTION: &str = "disruption";
     pub const NODECLASS: &str = "nodeclass";
+    pub const NODEPOOL: &str = "nodepool.counter";
     pub const INTERRUPTION: &str = "interruption";
 }
 

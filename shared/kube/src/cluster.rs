@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use kerf_api::v1::{
     Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
+    NodePoolStatus,
 };
 use kerf_catalog::unavailable::UnavailableOfferings;
 use kerf_control::ports::{
@@ -139,6 +140,26 @@ impl Cluster for KubeCluster {
             )
             .await
             .kube()
+    }
+
+    async fn patch_node_pool_status(
+        &self,
+        name: &str,
+        status: &NodePoolStatus,
+    ) -> Result<(), ClusterError> {
+        let value = serde_json::to_value(status).map_err(|e| ClusterError::Fatal(e.to_string()))?;
+        let op = serde_json::json!([{"op": "add", "path": "/status", "value": value}]);
+        let patch: json_patch::Patch =
+            serde_json::from_value(op).map_err(|e| ClusterError::Fatal(e.to_string()))?;
+        Api::<NodePool>::all(self.client.clone())
+            .patch_status(
+                name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Json::<()>(patch),
+            )
+            .await
+            .kube()
+            .map(|_| ())
     }
 
     async fn annotate_node_claim(

@@ -17,6 +17,47 @@ pub fn default_and_prune(schema: &Value, obj: &mut Value) {
     walk_mut(schema, obj, true);
 }
 
+/// The fields of `obj` that `schema` does not declare (and pruning would drop), as
+/// `spec.template.foo` paths: what `fieldValidation=Strict` refuses.
+pub fn unknown_fields(schema: &Value, obj: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    unknown(schema, obj, "", true, &mut out);
+    out
+}
+
+fn unknown(schema: &Value, v: &Value, path: &str, root: bool, out: &mut Vec<String>) {
+    let join = |k: &str| match path {
+        "" => k.to_string(),
+        p => format!("{p}.{k}"),
+    };
+    match v {
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                unknown(&schema["items"], item, &format!("{path}[{i}]"), false, out);
+            }
+        }
+        Value::Object(map) => {
+            let props = schema["properties"].as_object();
+            let additional = &schema["additionalProperties"];
+            let keep = preserves_unknown(schema) || additional == &Value::Bool(true);
+            for (k, child) in map {
+                if root && ROOT_KEYS.contains(&k.as_str()) {
+                    continue;
+                }
+                match props.and_then(|p| p.get(k)) {
+                    Some(ps) => unknown(ps, child, &join(k), false, out),
+                    None if additional.is_object() => {
+                        unknown(additional, child, &join(k), false, out);
+                    }
+                    None if keep => {}
+                    None => out.push(join(k)),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 fn preserves_unknown(schema: &Value) -> bool {
     schema["x-kubernetes-preserve-unknown-fields"].as_bool() == Some(true)
 }

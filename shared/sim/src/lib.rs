@@ -31,6 +31,7 @@ pub mod fields;
 pub mod flaky;
 pub mod managed;
 pub mod meta;
+pub mod openapi;
 pub mod patch;
 pub mod query;
 pub mod read;
@@ -79,6 +80,7 @@ pub enum SimError {
 #[derive(Debug, Default)]
 pub struct SimBuilder {
     options: SimOptions,
+    port: u16,
     tls: bool,
     no_karpenter_crds: bool,
     crds: Vec<Value>,
@@ -89,6 +91,12 @@ impl SimBuilder {
     /// Serve HTTPS with a freshly generated CA.
     pub fn tls(mut self, on: bool) -> Self {
         self.tls = on;
+        self
+    }
+
+    /// Listens on this port of 127.0.0.1 (0, the default: any free port).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
         self
     }
 
@@ -116,7 +124,7 @@ impl SimBuilder {
         self
     }
 
-    /// Binds 127.0.0.1:0 and starts serving on the current tokio runtime.
+    /// Binds 127.0.0.1 and starts serving on the current tokio runtime.
     pub async fn start(self) -> Result<Sim, SimError> {
         let mut registry = Registry::builtin();
         if !self.no_karpenter_crds {
@@ -129,7 +137,7 @@ impl SimBuilder {
             registry.add_crd(crd);
         }
         let state = Arc::new(State::new(registry, self.options, self.hooks));
-        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let tcp = tokio::net::TcpListener::bind(("127.0.0.1", self.port)).await?;
         let addr = tcp.local_addr()?;
         let app_state = state.clone();
         let app = axum::Router::new().fallback(move |req: axum::extract::Request| {

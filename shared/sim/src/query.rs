@@ -30,6 +30,8 @@ pub struct Query {
     pub force: bool,
     /// `dryRun=All`.
     pub dry_run: bool,
+    /// `fieldValidation=Strict`: unknown fields of a custom resource are refused (400).
+    pub strict: bool,
 }
 
 fn decode(s: &str) -> String {
@@ -79,6 +81,7 @@ impl Query {
                 "fieldManager" => q.field_manager = Some(v),
                 "force" => q.force = truthy(&v),
                 "dryRun" => q.dry_run = v == "All",
+                "fieldValidation" => q.strict = v == "Strict",
                 _ => {}
             }
         }

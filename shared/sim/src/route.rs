@@ -8,8 +8,10 @@ use serde_json::{Value, json};
 /// What a path addresses.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Route {
-    /// A static JSON document (`/version`, discovery).
+    /// A static JSON document (`/version`, discovery, OpenAPI v3).
     Doc(Value),
+    /// The OpenAPI v2 document (JSON or protobuf, as the client accepts).
+    OpenApiV2,
     /// A collection: list, watch, create.
     Collection {
         /// Index in the registry.
@@ -40,6 +42,11 @@ pub fn resolve(reg: &Registry, path: &str) -> Result<Route, ApiError> {
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}),
         )),
         ["apis"] => Ok(Route::Doc(groups(reg))),
+        ["openapi", "v2"] => Ok(Route::OpenApiV2),
+        ["openapi", "v3"] => Ok(Route::Doc(crate::openapi::v3_root(reg))),
+        ["openapi", "v3", gv @ ..] => crate::openapi::v3(reg, &gv.join("/"))
+            .map(Route::Doc)
+            .ok_or_else(ApiError::no_route),
         ["api", "v1"] => Ok(Route::Doc(resources(reg, "", "v1"))),
         ["apis", g, v] => Ok(Route::Doc(resources(reg, g, v))),
         ["api", "v1", rest @ ..] => resolve_rest(reg, "", "v1", rest),

@@ -24,6 +24,8 @@ use std::sync::Arc;
 enum Reply {
     Json(u16, Value),
     Raw(u16, Vec<u8>),
+    /// The OpenAPI v2 document as protobuf (what kubectl asks for).
+    Proto(Vec<u8>),
     Stream(Body),
 }
 
@@ -72,11 +74,14 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let path = req.uri().path().to_string();
-    let table = req
+    let accept = req
         .headers()
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(crate::table::wanted);
+        .unwrap_or_default()
+        .to_string();
+    let table = crate::table::wanted(&accept);
+    let protobuf = accept.contains("protobuf");
     let query = Query::parse(req.uri().query());
     let who = Writer {
         field_manager: query.field_manager.clone(),
@@ -93,6 +98,7 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
                 Ok(Some((m, mct, b))) => {
                     let r = Req {
                         table,
+                        protobuf,
                         method: &m,
                         q: &query,
                         ct: mct,
@@ -104,6 +110,7 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
                 Ok(None) => {
                     let r = Req {
                         table,
+                        protobuf,
                         method: &method,
                         q: &query,
                         ct: &ct,
@@ -120,6 +127,14 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
     let response = match result {
         Ok(Reply::Json(code, v)) => json_response(code, v.to_string().into_bytes()),
         Ok(Reply::Raw(code, b)) => json_response(code, b),
+        Ok(Reply::Proto(b)) => {
+            let mut r = Response::new(Body::from(b));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(crate::openapi::proto::MEDIA_TYPE),
+            );
+            r
+        }
         Ok(Reply::Stream(body)) => {
             let mut r = Response::new(body);
             r.headers_mut().insert(
@@ -201,6 +216,8 @@ struct Req<'a> {
     method: &'a Method,
     /// The client asked for a server-side Table (`kubectl get`).
     table: bool,
+    /// The client accepts protobuf (only the OpenAPI v2 document is served as such).
+    protobuf: bool,
     q: &'a Query,
     ct: &'a str,
     body: &'a [u8],
@@ -212,9 +229,21 @@ fn dispatch(state: &State, path: &str, r: &Req<'_>) -> Result<Reply, ApiError> {
     if r.q.dry_run {
         return Err(ApiError::bad_request("dryRun is not supported by kerf-sim"));
     }
-    match route::resolve(&state.registry, path)? {
+    let route = route::resolve(&state.registry, path)?;
+    if r.q.strict {
+        strict(state, &route, r)?;
+    }
+    match route {
         Route::Doc(v) if method == Method::GET => Ok(Reply::Json(200, v)),
-        Route::Doc(_) => Err(ApiError::method_not_allowed()),
+        Route::OpenApiV2 if method == Method::GET => {
+            let doc = crate::openapi::v2(&state.registry);
+            Ok(if r.protobuf {
+                Reply::Proto(crate::openapi::proto::document(&doc))
+            } else {
+                Reply::Json(200, doc)
+            })
+        }
+        Route::Doc(_) | Route::OpenApiV2 => Err(ApiError::method_not_allowed()),
         Route::Collection { res, ns } => {
             let info = state.registry.get(res).ok_or_else(ApiError::no_route)?;
             collection(state, info, ns.as_deref(), r)
@@ -229,6 +258,32 @@ fn dispatch(state: &State, path: &str, r: &Req<'_>) -> Result<Reply, ApiError> {
             object(state, &target, sub.as_deref(), r)
         }
     }
+}
+
+/// `fieldValidation=Strict`: a write whose body names a field the custom resource's schema
+/// does not declare is refused, as kube-apiserver's strict decoding does.
+fn strict(state: &State, route: &Route, r: &Req<'_>) -> Result<(), ApiError> {
+    let (Route::Collection { res, .. } | Route::Object { res, .. }) = route else {
+        return Ok(());
+    };
+    let schema = state.registry.get(*res).and_then(|i| i.schema.as_ref());
+    let writes = matches!(*r.method, Method::POST | Method::PUT | Method::PATCH);
+    let (Some(schema), true) = (schema, writes) else {
+        return Ok(());
+    };
+    let body = parse_body(r.body)?;
+    let unknown = kerf_schema::schema::unknown_fields(schema, &body);
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let fields: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field \"{f}\""))
+        .collect();
+    Err(ApiError::bad_request(format!(
+        "strict decoding error: {}",
+        fields.join(", ")
+    )))
 }
 
 fn collection(

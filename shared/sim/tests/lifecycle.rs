@@ -384,7 +384,7 @@ async fn kubectl_get_gets_a_table_with_karpenters_printer_columns() {
     assert_eq!(at("NodeClass"), "default");
     assert!(at("Age").as_str().unwrap().ends_with('s'), "{}", at("Age"));
     assert_eq!(row["object"]["metadata"]["name"], "default");
-    // One object, and built-in kinds get NAME and AGE.
+    // One object; built-in kinds get kube-apiserver's columns (wide ones at priority 1).
     let one: serde_json::Value = client
         .request(get("/apis/karpenter.sh/v1/nodepools/default"))
         .await
@@ -392,5 +392,21 @@ async fn kubectl_get_gets_a_table_with_karpenters_printer_columns() {
     assert_eq!(one["rows"].as_array().map(Vec::len), Some(1));
     let pods: serde_json::Value = client.request(get("/api/v1/pods")).await.unwrap();
     assert_eq!(pods["kind"], "Table");
-    assert_eq!(pods["columnDefinitions"][1]["name"], "Age");
+    let columns: Vec<(&str, i64)> = pods["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["priority"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(
+        columns[..6],
+        [
+            ("Name", 0),
+            ("Ready", 0),
+            ("Status", 0),
+            ("Restarts", 0),
+            ("Age", 0),
+            ("IP", 1)
+        ]
+    );
 }

@@ -4,6 +4,7 @@
 
 mod live;
 pub mod report;
+pub mod serve;
 pub mod table;
 
 use std::io::Write;
@@ -75,6 +76,9 @@ pub fn simulate(s: &Scenario, out: &mut dyn Write, terminal: bool) -> Result<Out
 /// `kerf sim`.
 pub fn sim(a: &SimArgs) -> Result<(), CliError> {
     let s = load(a)?;
+    if a.serve {
+        return serve::serve(a, &s);
+    }
     let stdout = std::io::stdout();
     let terminal = std::io::IsTerminal::is_terminal(&stdout);
     let mut out = stdout.lock();

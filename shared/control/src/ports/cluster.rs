@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kerf_api::v1::{
     Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
+    NodePoolStatus,
 };
 use kerf_catalog::unavailable::UnavailableOfferings;
 use std::collections::BTreeMap;
@@ -242,6 +243,12 @@ pub trait Cluster: Send + Sync {
         name: &str,
         status: &EC2NodeClassStatus,
     ) -> impl Future<Output = Result<EC2NodeClass, ClusterError>> + Send;
+    /// Replaces a NodePool's status (the whole of it: resources no longer counted go).
+    fn patch_node_pool_status(
+        &self,
+        name: &str,
+        status: &NodePoolStatus,
+    ) -> impl Future<Output = Result<(), ClusterError>> + Send;
     /// Merges annotations into a NodeClaim's metadata; an empty value removes the key.
     fn annotate_node_claim(
         &self,

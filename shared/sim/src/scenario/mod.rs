@@ -15,11 +15,13 @@
 
 mod expect;
 mod observe;
+mod pace;
 mod run;
 mod step;
 
 pub use expect::{Count, Expect, Failure, Money};
 pub use observe::{ClaimRow, Kind, Observation, TimelineEvent};
+pub use pace::{Pace, serve};
 pub use run::{Decisions, Outcome, Progress, Sample, run};
 pub use step::{Action, ObjectRef, Scale, Select, SpotPrice, Step};
 
@@ -99,6 +101,8 @@ pub struct Scenario {
     /// Applied before time starts.
     #[serde(default)]
     pub objects: Vec<Source>,
+    /// None: the objects only (a cluster to watch with `kerf sim --serve`).
+    #[serde(default)]
     pub steps: Vec<Step>,
     /// Where it was read from (for relative files and messages).
     #[serde(skip)]

@@ -3,11 +3,13 @@
 //! charts and the cost.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use jiff::{SignedDuration, Timestamp};
 use kerf_catalog::CapacityType;
 
 use super::observe::{Kind, Observer};
+use super::pace::Pace;
 use super::{Action, Observation, Scenario, ScenarioError, Select, TimelineEvent};
 use crate::world::cloud::NoCapacity;
 use crate::world::{World, WorldOptions};
@@ -49,13 +51,14 @@ pub trait Progress {
     fn tick(&mut self, lines: &[TimelineEvent], now: &Observation);
 }
 
-struct Runner<'a> {
+pub(super) struct Runner<'a> {
     s: &'a Scenario,
-    w: World,
+    pub(super) w: World,
     observer: Observer,
     out: Outcome,
     progress: &'a mut dyn Progress,
     index: usize,
+    pace: Option<Pace>,
 }
 
 /// Whose decisions drive the simulated cluster.
@@ -76,66 +79,115 @@ pub async fn run(
     decisions: Decisions,
     progress: &mut dyn Progress,
 ) -> Result<Outcome, ScenarioError> {
-    let mut options = WorldOptions {
+    let options = WorldOptions {
         skip_idle: true,
         karpenter_decisions: decisions == Decisions::Karpenter,
         ..WorldOptions::default()
     };
-    let world_err = |message: String| ScenarioError::World {
-        path: s.path.clone(),
-        index: 0,
-        name: " (objects)".into(),
-        message,
-    };
-    if let Some(t) = &s.settings.tick {
-        options.tick = super::duration(t).map_err(|m| world_err(format!("settings.tick: {m}")))?;
-    }
-    let mut w = World::start(options)
-        .await
-        .map_err(|e| world_err(e.to_string()))?;
-    w.disruption.spot_to_spot = gate(s, "SpotToSpotConsolidation");
-    w.interruption.rebalance_replacement = gate(s, "RebalanceReplacement");
-    for src in &s.objects {
-        let text = s.text(src).map_err(&world_err)?;
-        w.apply(&text).await.map_err(|e| world_err(e.to_string()))?;
-    }
-    let start = w.now();
-    let mut r = Runner {
-        s,
-        w,
-        observer: Observer::default(),
-        out: Outcome {
-            name: s.name.clone(),
-            start,
-            samples: Vec::new(),
-            timeline: Vec::new(),
-            last: Observation::default(),
-            cost: 0.0,
-            node_hours: 0.0,
-            simulated: SignedDuration::ZERO,
-            failures: Vec::new(),
-        },
-        progress,
-        index: 0,
-    };
-    r.look()?;
-    for (i, step) in s.steps.iter().enumerate() {
-        r.index = i;
-        let action = step.action().map_err(|m| s.step_error(i, m))?;
-        match r.act(&action, step.name.as_deref()).await {
-            Err(e @ ScenarioError::Assertion { .. }) if decisions == Decisions::Karpenter => {
-                r.out.failures.push(e.to_string());
-            }
-            other => other?,
+    let mut r = Runner::start(s, options, progress, None).await?;
+    r.steps(decisions == Decisions::Karpenter).await?;
+    Ok(r.finish())
+}
+
+impl<'a> Runner<'a> {
+    pub(super) async fn start(
+        s: &'a Scenario,
+        mut options: WorldOptions,
+        progress: &'a mut dyn Progress,
+        mut pace: Option<Pace>,
+    ) -> Result<Runner<'a>, ScenarioError> {
+        let world_err = |message: String| ScenarioError::World {
+            path: s.path.clone(),
+            index: 0,
+            name: " (objects)".into(),
+            message,
+        };
+        if let Some(t) = &s.settings.tick {
+            options.tick =
+                super::duration(t).map_err(|m| world_err(format!("settings.tick: {m}")))?;
         }
+        let mut w = World::start(options)
+            .await
+            .map_err(|e| world_err(e.to_string()))?;
+        w.disruption.spot_to_spot = gate(s, "SpotToSpotConsolidation");
+        w.interruption.rebalance_replacement = gate(s, "RebalanceReplacement");
+        for src in &s.objects {
+            let text = s.text(src).map_err(&world_err)?;
+            w.apply(&text).await.map_err(|e| world_err(e.to_string()))?;
+        }
+        let start = w.now();
+        if let Some(p) = &mut pace {
+            p.sim = start;
+            p.wall = Instant::now();
+        }
+        let mut r = Runner {
+            s,
+            w,
+            observer: Observer::default(),
+            out: Outcome {
+                name: s.name.clone(),
+                start,
+                samples: Vec::new(),
+                timeline: Vec::new(),
+                last: Observation::default(),
+                cost: 0.0,
+                node_hours: 0.0,
+                simulated: SignedDuration::ZERO,
+                failures: Vec::new(),
+            },
+            progress,
+            index: 0,
+            pace,
+        };
+        r.look()?;
+        Ok(r)
     }
-    r.out.simulated = r.w.now().duration_since(start);
-    // The last value holds until the end.
-    if let Some(mut end) = r.out.samples.last().cloned() {
-        end.at = r.w.now();
-        r.out.samples.push(end);
+
+    /// Every step in turn; `tolerate`: a failed assertion is recorded, not fatal.
+    pub(super) async fn steps(&mut self, tolerate: bool) -> Result<(), ScenarioError> {
+        let s = self.s;
+        for (i, step) in s.steps.iter().enumerate() {
+            if self.stopped() {
+                break;
+            }
+            self.index = i;
+            let action = step.action().map_err(|m| s.step_error(i, m))?;
+            match self.act(&action, step.name.as_deref()).await {
+                Err(e @ ScenarioError::Assertion { .. }) if tolerate => {
+                    if self.pace.is_some() {
+                        self.progress
+                            .step(i + 1, s.steps.len(), &e.to_string(), self.w.now());
+                    }
+                    self.out.failures.push(e.to_string());
+                }
+                other => other?,
+            }
+        }
+        Ok(())
     }
-    Ok(r.out)
+
+    /// After the last step (served): the cluster runs on until stopped.
+    pub(super) async fn forever(&mut self) -> Result<(), ScenarioError> {
+        self.index = self.s.steps.len().saturating_sub(1);
+        while !self.stopped() {
+            self.advance(SignedDuration::from_mins(1), None).await?;
+        }
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.pace.as_ref().is_some_and(Pace::stopped)
+    }
+
+    pub(super) fn finish(mut self) -> Outcome {
+        self.out.simulated = self.w.now().duration_since(self.out.start);
+        // The last value holds until the end.
+        if let Some(mut end) = self.out.samples.last().cloned() {
+            end.at = self.w.now();
+            self.out.samples.push(end);
+        }
+        self.out
+    }
 }
 
 fn gate(s: &Scenario, name: &str) -> bool {
@@ -168,7 +220,7 @@ fn describe(a: &Action<'_>) -> String {
 }
 
 impl Runner<'_> {
-    fn fail(&self, message: String) -> ScenarioError {
+    pub(super) fn fail(&self, message: String) -> ScenarioError {
         ScenarioError::World {
             path: self.s.path.clone(),
             index: self.index + 1,
@@ -215,7 +267,10 @@ impl Runner<'_> {
     ) -> Result<(), ScenarioError> {
         let end = self.w.now() + d;
         let mut quiet = false;
-        while self.w.now() < end {
+        while self.w.now() < end && !self.stopped() {
+            if let Some(p) = &self.pace {
+                p.wait(self.w.now() + self.w.options.tick).await;
+            }
             let changed = self
                 .w
                 .step_toward(quiet, end)

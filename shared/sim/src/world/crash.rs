@@ -13,6 +13,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
 use kerf_api::v1::{
     Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
+    NodePoolStatus,
 };
 use kerf_catalog::Catalog;
 use kerf_catalog::unavailable::UnavailableOfferings;
@@ -112,6 +113,15 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
     ) -> Result<EC2NodeClass, ClusterError> {
         self.switch
             .run(self.inner.patch_node_class_status(name, s), gone())
+            .await
+    }
+    async fn patch_node_pool_status(
+        &self,
+        name: &str,
+        s: &NodePoolStatus,
+    ) -> Result<(), ClusterError> {
+        self.switch
+            .run(self.inner.patch_node_pool_status(name, s), gone())
             .await
     }
     async fn annotate_node_claim(

@@ -277,8 +277,18 @@ impl Kubelet {
                     })
                     .unwrap_or_default();
                 conds.push(json!({"type": "Ready", "status": "True", "lastTransitionTime": t}));
-                let patch =
-                    json!({"status": {"phase": "Running", "startTime": t, "conditions": conds}});
+                let containers: Vec<Value> = p
+                    .spec
+                    .iter()
+                    .flat_map(|s| &s.containers)
+                    .map(|c| {
+                        json!({"name": c.name, "image": c.image, "ready": true,
+                        "started": true, "restartCount": 0,
+                        "state": {"running": {"startedAt": t}}})
+                    })
+                    .collect();
+                let patch = json!({"status": {"phase": "Running", "startTime": t,
+                    "conditions": conds, "containerStatuses": containers}});
                 api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                     .await?;
                 started += 1;
@@ -334,10 +344,23 @@ fn node_for(i: &SimInstance, now: Timestamp) -> Node {
         .collect();
     taints.push(json!({"key": kerf_labels::UNREGISTERED_TAINT, "effect": "NoExecute"}));
     let t = crate::world::rfc3339(now);
+    let ip = name
+        .trim_start_matches("ip-")
+        .split('.')
+        .next()
+        .unwrap_or_default()
+        .replace('-', ".");
+    let arch = labels.get(kerf_labels::ARCH).cloned().unwrap_or_default();
     let v = json!({"apiVersion": "v1", "kind": "Node",
         "metadata": {"name": name, "labels": labels},
         "spec": {"providerID": i.info.provider_id, "taints": taints},
         "status": {"capacity": i.capacity, "allocatable": i.allocatable,
+            "addresses": [{"type": "InternalIP", "address": ip},
+                {"type": "Hostname", "address": name}],
+            "nodeInfo": {"kubeletVersion": "v1.33.0-eks-kerf-sim", "osImage": "Amazon Linux 2023",
+                "kernelVersion": "6.1.0", "containerRuntimeVersion": "containerd://1.7.27",
+                "operatingSystem": "linux", "architecture": arch, "kubeProxyVersion": "",
+                "machineID": i.info.id, "systemUUID": i.info.id, "bootID": i.info.id},
             "conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady",
                 "lastTransitionTime": t, "lastHeartbeatTime": t}]}});
     serde_json::from_value(v).unwrap_or_default()

@@ -80,6 +80,8 @@ pub struct WorldOptions {
     /// Every SQS batch is handled twice, the second time in reverse order (at-least-once
     /// delivery, out of order).
     pub duplicate_deliveries: bool,
+    /// The API server's port on 127.0.0.1 (0: any free port).
+    pub port: u16,
 }
 
 impl Default for WorldOptions {
@@ -100,6 +102,7 @@ impl Default for WorldOptions {
             deliver_termination: true,
             karpenter_decisions: false,
             duplicate_deliveries: false,
+            port: 0,
         }
     }
 }

@@ -112,6 +112,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
     };
     let sim = Sim::builder()
         .options(sim_opts)
+        .port(options.port)
         .admission(workloads)
         .admission(crds)
         .start()

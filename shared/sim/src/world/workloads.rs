@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
 use crate::cached::Cached;
 
@@ -71,6 +71,7 @@ pub async fn step(client: &Client, reads: &Cached) -> Result<WorkloadReport, kub
         let rs = format!("{name}-{h}");
         current.insert((ns.clone(), rs.clone()));
         let mine = owned_by(&pods, &ns, &rs);
+        report_status(client, d, &mine).await?;
         let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
         if mine.len() < want {
             for _ in mine.len()..want {
@@ -100,6 +101,38 @@ pub async fn step(client: &Client, reads: &Cached) -> Result<WorkloadReport, kub
     }
     out.deleted += collect(client, &pods, &current).await?;
     Ok(out)
+}
+
+/// The Deployment's replica counts (`kubectl get deployments`: READY, UP-TO-DATE,
+/// AVAILABLE), written when they change.
+async fn report_status(client: &Client, d: &Deployment, mine: &[&Pod]) -> Result<(), kube::Error> {
+    let live: Vec<&&Pod> = mine
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .collect();
+    let ready = live
+        .iter()
+        .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+        .count() as i32;
+    let replicas = live.len() as i32;
+    let st = d.status.clone().unwrap_or_default();
+    let have = (
+        st.replicas.unwrap_or(0),
+        st.ready_replicas.unwrap_or(0),
+        st.observed_generation,
+    );
+    if have == (replicas, ready, d.metadata.generation) {
+        return Ok(());
+    }
+    let ns = d.metadata.namespace.as_deref().unwrap_or("default");
+    let api: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    let patch = json!({"status": {"replicas": replicas, "readyReplicas": ready,
+        "availableReplicas": ready, "updatedReplicas": replicas,
+        "observedGeneration": d.metadata.generation}});
+    let name = d.metadata.name.as_deref().unwrap_or_default();
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
 }
 
 /// Pods of a ReplicaSet no Deployment wants any more (the Deployment was deleted, or its

@@ -1,7 +1,10 @@
 //! Server-side printing (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`), what
 //! `kubectl get` asks for: a `meta.k8s.io/v1` Table with NAME, a custom resource's
 //! `additionalPrinterColumns` (Karpenter's TYPE, CAPACITY, ZONE, NODE, READY, … for
-//! NodeClaims) and AGE, evaluated by a small JSONPath reader.
+//! NodeClaims) and AGE, evaluated by a small JSONPath reader; kube-apiserver's own columns
+//! for the common built-in kinds ([`builtin`]).
+
+pub mod builtin;
 
 use std::sync::Arc;
 
@@ -65,7 +68,7 @@ pub fn lookup<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
 }
 
 /// The age of `since` (RFC 3339) at `now`.
-fn age_since(since: &str, now: Timestamp) -> String {
+pub(crate) fn age_since(since: &str, now: Timestamp) -> String {
     match since.parse::<Timestamp>() {
         Ok(t) => age(now.duration_since(t).as_secs()),
         Err(_) => "<unknown>".into(),
@@ -96,8 +99,33 @@ fn cell(obj: &Value, col: &Value, now: Timestamp) -> Value {
     }
 }
 
+fn row(o: &Value, cells: Vec<Value>) -> Value {
+    json!({"cells": cells, "object": {"kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}})
+}
+
+fn document(columns: Vec<Value>, rows: Vec<Value>, rv: u64) -> Value {
+    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": rv.to_string()}, "columnDefinitions": columns, "rows": rows})
+}
+
 /// The Table of `items` (one for a single GET).
 pub fn table(info: &ResourceInfo, items: &[Arc<Value>], rv: u64, now: Timestamp) -> Value {
+    if let Some(cols) = builtin::columns(&info.group, &info.plural) {
+        let columns = cols
+            .iter()
+            .map(|c| {
+                let format = if c.name == "Name" { "name" } else { "" };
+                json!({"name": c.name, "type": c.kind, "format": format, "description": "",
+                    "priority": c.priority})
+            })
+            .collect();
+        let rows = items
+            .iter()
+            .map(|o| row(o, cols.iter().map(|c| (c.cell)(o, now)).collect()))
+            .collect();
+        return document(columns, rows, rv);
+    }
     let mut columns = vec![json!({"name": "Name", "type": "string", "format": "name",
         "description": "Name must be unique within a namespace.", "priority": 0})];
     let mut printed: Vec<Value> = info.printer_columns.clone();
@@ -119,12 +147,10 @@ pub fn table(info: &ResourceInfo, items: &[Arc<Value>], rv: u64, now: Timestamp)
         .map(|o| {
             let mut cells = vec![o["metadata"]["name"].clone()];
             cells.extend(printed.iter().map(|c| cell(o, c, now)));
-            json!({"cells": cells, "object": {"kind": "PartialObjectMetadata",
-                "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}})
+            row(o, cells)
         })
         .collect();
-    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1",
-        "metadata": {"resourceVersion": rv.to_string()}, "columnDefinitions": columns, "rows": rows})
+    document(columns, rows, rv)
 }
 
 #[cfg(test)]

@@ -1,0 +1,107 @@
+//! `/openapi/v2`: a Swagger 2.0 document with a definition per custom kind, converted from
+//! its structural v3 schema as kube-apiserver converts it (no `nullable`, no `anyOf`, no
+//! int-or-string type, no extensions kubectl would misread), plus the object paths.
+
+use serde_json::{Map, Value, json};
+
+use super::{definition_name, described, gvk, meta, operations};
+use crate::registry::Registry;
+
+/// The document.
+pub fn v2(reg: &Registry) -> Value {
+    let mut definitions = Map::new();
+    let mut paths = Map::new();
+    for (r, schema) in described(reg) {
+        let mut s = convert(schema);
+        s["properties"]["metadata"] = json!({"description": meta::DESCRIPTION,
+            "$ref": format!("#/definitions/{}", meta::NAME)});
+        s["x-kubernetes-group-version-kind"] = json!([gvk(r)]);
+        definitions.insert(definition_name(r), s);
+        for (path, mut item) in operations(r) {
+            if let Some(ops) = item.as_object_mut() {
+                for op in ops.values_mut() {
+                    op["parameters"] = v2_parameters(&op["parameters"]);
+                }
+            }
+            paths.insert(path, item);
+        }
+    }
+    definitions.insert(meta::NAME.into(), meta::schema());
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": "v1.33.0"},
+        "paths": paths,
+        "definitions": definitions,
+    })
+}
+
+/// v3 parameters (`schema: {type}`) as v2 writes them (`type` beside `name`).
+fn v2_parameters(v3: &Value) -> Value {
+    let list = v3.as_array().map(Vec::as_slice).unwrap_or_default();
+    Value::Array(
+        list.iter()
+            .map(|p| {
+                json!({"name": p["name"], "in": p["in"], "type": p["schema"]["type"],
+                "uniqueItems": true})
+            })
+            .collect(),
+    )
+}
+
+const KEPT: &[&str] = &[
+    "type",
+    "format",
+    "description",
+    "default",
+    "enum",
+    "required",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+];
+
+/// One structural v3 schema as a v2 schema.
+pub fn convert(s: &Value) -> Value {
+    let Some(obj) = s.as_object() else {
+        return json!({});
+    };
+    let mut out = Map::new();
+    for k in KEPT {
+        if let Some(v) = obj.get(*k) {
+            out.insert((*k).to_string(), v.clone());
+        }
+    }
+    let flag = |k: &str| obj.get(k).and_then(Value::as_bool) == Some(true);
+    // v2 has no null and no union type: kubectl would refuse a null or a number here.
+    if flag("nullable") || flag("x-kubernetes-int-or-string") {
+        out.remove("type");
+        return Value::Object(out);
+    }
+    if let Some(items) = obj.get("items") {
+        out.insert("items".into(), convert(items));
+    }
+    if let Some(Value::Object(_)) = obj.get("additionalProperties") {
+        out.insert(
+            "additionalProperties".into(),
+            convert(&obj["additionalProperties"]),
+        );
+    }
+    if let (Some(Value::Object(props)), false) = (
+        obj.get("properties"),
+        flag("x-kubernetes-preserve-unknown-fields"),
+    ) {
+        let props: Map<String, Value> =
+            props.iter().map(|(k, v)| (k.clone(), convert(v))).collect();
+        out.insert("properties".into(), Value::Object(props));
+    }
+    Value::Object(out)
+}
