@@ -1,5 +1,5 @@
 # Kerf developer entry points. `make test` is what CI runs.
-.PHONY: test sim plan bench catalog fixtures lambda package
+.PHONY: test sim plan bench catalog fixtures fuzz lambda package
 
 test:
 	scripts/test.sh
@@ -20,6 +20,10 @@ fixtures:
 
 bench:
 	cargo bench -p kerf-cli --bench plan
+
+# Fuzz targets (cargo-fuzz, installed when missing), 60 s each; FUZZ_SECONDS=600 for longer.
+fuzz:
+	scripts/fuzz.sh
 
 # Lambda artifacts use the fat-LTO packaging profile. Its output directory is also where
 # cargo-lambda keeps one directory per binary (make package): those go first.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Kerf's whole test suite: installs what it needs, then format, lints, template checks and
-# every test in the workspace (engine, catalog, CLI scenarios, the template and RBAC against
-# the code, API, in-process API server, kube adapter, AWS adapter against moto).
+# a bounded run of every fuzz target, then every test in the workspace (engine, catalog, CLI
+# scenarios, the template and RBAC against the code, API, in-process API server, kube adapter,
+# AWS adapter against moto, kubectl against `kerf sim --serve`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +24,13 @@ echo "== cfn-lint template.yaml"
 
 echo "== sam validate --lint"
 SAM_CLI_TELEMETRY=0 .venv/bin/sam validate --lint --template template.yaml --region us-east-1
+
+echo "== fuzz targets (20 s each)"
+FUZZ_SECONDS=20 scripts/fuzz.sh
+if [ -n "${CI:-}" ]; then
+  # The fuzz build is not needed again here; its disk is, by the test binaries.
+  rm -rf target/fuzz
+fi
 
 echo "== cargo nextest"
 cargo nextest run --workspace --all-features --no-fail-fast
