@@ -31,7 +31,7 @@ fn batch(bodies: &[(&str, String)]) -> Value {
 }
 
 /// A spot pool running six `inflate` pods.
-async fn spot_cluster() -> World {
+pub(crate) async fn spot_cluster() -> World {
     spot_cluster_of(&read("examples/getting-started/nodepool.yaml")).await
 }
 
@@ -189,7 +189,7 @@ async fn unparseable_unknown_and_unmanaged_messages_are_dropped() {
     assert_eq!(claims(&w.client).await.len(), before, "nothing acted");
 }
 
-fn instance_of(c: &kerf_api::v1::NodeClaim) -> String {
+pub(crate) fn instance_of(c: &kerf_api::v1::NodeClaim) -> String {
     kerf_control::claim::provider_id(c)
         .unwrap()
         .rsplit('/')

@@ -1,6 +1,7 @@
 //! Kerf's end-to-end suites, one module each, built as one test binary.
 
 mod capacity;
+mod crash;
 mod delivery;
 mod disruption;
 mod flaky;

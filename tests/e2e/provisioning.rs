@@ -267,54 +267,6 @@ async fn two_provisioners_at_once_launch_one_plan() {
 }
 
 #[tokio::test]
-async fn a_crash_after_any_external_call_then_a_rerun_leaves_no_orphan_and_no_second_instance() {
-    // How many calls a clean batch makes.
-    let total = {
-        let mut w = getting_started().await.unwrap();
-        w.apply(&inflate(5)).await.unwrap();
-        w.tick().await.unwrap();
-        let event = kerf_sim::world::SimQueue::event(&w.queue.receive(100));
-        let switch = kerf_sim::world::crash::CrashSwitch::after(usize::MAX);
-        let ctx = w.crashing(&switch);
-        kerf_control::handlers::provisioner::handle(&ctx, &w.queue, "clean", &event).await;
-        switch.calls()
-    };
-    assert!(total >= 8, "a provisioning batch makes {total} calls");
-    for k in 1..=total {
-        let mut w = getting_started().await.unwrap();
-        w.apply(&inflate(5)).await.unwrap();
-        w.tick().await.unwrap();
-        let messages = w.queue.receive(100);
-        let event = kerf_sim::world::SimQueue::event(&messages);
-        let switch = kerf_sim::world::crash::CrashSwitch::after(k);
-        let ctx = w.crashing(&switch);
-        kerf_control::handlers::provisioner::handle(&ctx, &w.queue, "crashing", &event).await;
-        assert_eq!(switch.calls(), k);
-        // The dead invocation's messages were never deleted: they come back.
-        let ok = w
-            .run_until(SignedDuration::from_mins(10), |c| all_running(c, 5))
-            .await
-            .unwrap();
-        assert!(
-            ok,
-            "crash after call {k}: pods not running: {:?}",
-            not_running(&w.client).await
-        );
-        w.run_for(SignedDuration::from_mins(3)).await.unwrap();
-        assert_eq!(
-            violations(&w).await,
-            Vec::<String>::new(),
-            "crash after call {k}"
-        );
-        assert_eq!(
-            w.cloud.instances().len(),
-            1,
-            "crash after call {k}: one instance ever"
-        );
-    }
-}
-
-#[tokio::test]
 async fn a_pod_no_instance_type_fits_is_published_as_unschedulable_with_its_reason() {
     let mut w = getting_started().await.unwrap();
     w.apply(&inflate(1).replace("cpu: 1", "cpu: 1000"))

@@ -11,7 +11,6 @@ use jiff::SignedDuration;
 use kerf_api::v1::NodeClaim;
 use kerf_e2e::world::*;
 use kerf_sim::world::World;
-use kerf_sim::world::crash::CrashSwitch;
 use kube::api::{Api, DeleteParams};
 
 const PDB: &str = "apiVersion: policy/v1
@@ -22,7 +21,7 @@ spec:
   selector: {matchLabels: {app: inflate}}
 ";
 
-async fn running_cluster() -> (World, String) {
+pub(crate) async fn running_cluster() -> (World, String) {
     let mut w = getting_started_with(coarse()).await.unwrap();
     w.apply(&inflate(5)).await.unwrap();
     w.apply(PDB).await.unwrap();
@@ -35,7 +34,7 @@ async fn running_cluster() -> (World, String) {
     (w, name)
 }
 
-async fn delete_claim(w: &World, name: &str) {
+pub(crate) async fn delete_claim(w: &World, name: &str) {
     Api::<NodeClaim>::all(w.client.clone())
         .delete(name, &DeleteParams::default())
         .await
@@ -209,55 +208,4 @@ async fn redelivered_termination_messages_change_nothing() {
     assert_eq!(w.logs.with_message("deleted nodeclaim").len(), 1);
     assert!(all_running(w.client.clone(), 5).await);
     assert!(violations(&w).await.is_empty());
-}
-
-#[tokio::test]
-async fn a_crash_after_any_termination_call_then_a_rerun_loses_nothing() {
-    let total = {
-        let (w, name) = running_cluster().await;
-        Api::<NodeClaim>::all(w.client.clone())
-            .delete(&name, &DeleteParams::default())
-            .await
-            .unwrap();
-        let switch = CrashSwitch::after(usize::MAX);
-        let ctx = w.crashing(&switch);
-        kerf_control::terminate::terminate(&ctx, &name)
-            .await
-            .unwrap();
-        switch.calls()
-    };
-    assert!(total >= 6, "a drain pass makes {total} calls");
-    for k in 1..=total {
-        let (mut w, name) = running_cluster().await;
-        Api::<NodeClaim>::all(w.client.clone())
-            .delete(&name, &DeleteParams::default())
-            .await
-            .unwrap();
-        let switch = CrashSwitch::after(k);
-        let ctx = w.crashing(&switch);
-        let _ = kerf_control::terminate::terminate(&ctx, &name).await;
-        kerf_control::handlers::termination::enqueue(&w.termination_queue, &name, 0)
-            .await
-            .unwrap();
-        assert!(
-            until_gone(&mut w, &name, SignedDuration::from_mins(10)).await,
-            "crash after call {k}"
-        );
-        assert!(
-            w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
-                .await
-                .unwrap(),
-            "crash after call {k}: {:?}",
-            not_running(&w.client).await
-        );
-        assert!(
-            w.logs.with_message("tainted node").len() <= 1,
-            "crash after call {k}: drained twice"
-        );
-        assert!(
-            violations(&w).await.is_empty(),
-            "crash after call {k}: {:?}",
-            violations(&w).await
-        );
-    }
 }
