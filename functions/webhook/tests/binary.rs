@@ -29,11 +29,12 @@ async fn the_binary_answers_every_webhook_fixture() {
     let world = getting_started().await.unwrap();
     let api = RuntimeApi::start().await;
     let first = api.push(fixture("webhook-nodepool-valid.json"));
+    let log = std::env::temp_dir().join(format!("kerf-webhook-{}.log", std::process::id()));
     let f = Function::start(
         Path::new(env!("CARGO_BIN_EXE_kerf-webhook")),
         &api,
         &acct.env(world.sim.url()),
-        None,
+        Some(&log),
     );
     let valid = api.wait(&first, LIMIT).await.unwrap();
     eprintln!("cold start (debug build): {:?}", f.started.elapsed());
@@ -85,6 +86,10 @@ async fn the_binary_answers_every_webhook_fixture() {
     big["body"] = json!("x".repeat((1 << 20) + 1));
     assert_eq!(api.invoke(big, LIMIT).await.unwrap()["statusCode"], 413);
     drop(f);
+    // The function logged every request above, the refused one too, but never its secret.
+    let out = std::fs::read_to_string(&log).unwrap();
+    assert!(out.contains("rejected an unauthenticated request"), "{out}");
+    assert!(!out.contains(account::SECRET), "the secret is in the logs:\n{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
