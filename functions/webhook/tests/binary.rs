@@ -89,7 +89,10 @@ async fn the_binary_answers_every_webhook_fixture() {
     // The function logged every request above, the refused one too, but never its secret.
     let out = std::fs::read_to_string(&log).unwrap();
     assert!(out.contains("rejected an unauthenticated request"), "{out}");
-    assert!(!out.contains(account::SECRET), "the secret is in the logs:\n{out}");
+    assert!(
+        !out.contains(account::SECRET),
+        "the secret is in the logs:\n{out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

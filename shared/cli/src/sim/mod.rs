@@ -65,6 +65,12 @@ pub fn simulate_with(
         let _ = out.write_all(table::claims(&outcome).as_bytes());
     }
     let _ = out.write_all(table::summary(&outcome, wall.elapsed()).as_bytes());
+    if let Some(first) = outcome.violations.first() {
+        return Err(CliError::Internal(format!(
+            "{}: an invariant did not hold: {first}",
+            s.path
+        )));
+    }
     Ok(outcome)
 }
 

@@ -31,9 +31,15 @@ pub fn claims(o: &Outcome) -> String {
 
 /// Cost and counts over the run.
 pub fn summary(o: &Outcome, wall: Duration) -> String {
+    let invariants = if o.violations.is_empty() {
+        "invariants held (no orphan instance, no NodeClaim without its instance, none launched twice)\n".to_string()
+    } else {
+        let lines: Vec<String> = o.violations.iter().map(|v| format!("  {v}\n")).collect();
+        format!("INVARIANTS VIOLATED:\n{}", lines.concat())
+    };
     format!(
         "\n{}: simulated {} in {:.2} s; {} NodeClaims launched, {} disruptions, {} interruptions; \
-         cost ${:.4} ({:.2} node-hours); now {} nodes, ${:.4}/h\n",
+         cost ${:.4} ({:.2} node-hours); now {} nodes, ${:.4}/h\n{invariants}",
         o.name,
         age(o.simulated.as_secs()),
         wall.as_secs_f64(),

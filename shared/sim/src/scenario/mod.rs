@@ -14,6 +14,7 @@
 //! ```
 
 mod expect;
+pub mod invariants;
 mod observe;
 mod pace;
 mod run;

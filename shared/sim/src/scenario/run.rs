@@ -41,6 +41,9 @@ pub struct Outcome {
     pub simulated: SignedDuration,
     /// Assertions that did not hold (Karpenter's decisions only; Kerf's stop at the first).
     pub failures: Vec<String>,
+    /// Invariants that did not hold ([`super::invariants`]), checked after every step and at
+    /// the end: each with the step it was found after.
+    pub violations: Vec<String>,
 }
 
 /// Told as the run goes.
@@ -134,6 +137,7 @@ impl<'a> Runner<'a> {
                 node_hours: 0.0,
                 simulated: SignedDuration::ZERO,
                 failures: Vec::new(),
+                violations: Vec::new(),
             },
             progress,
             index: 0,
@@ -179,7 +183,21 @@ impl<'a> Runner<'a> {
         self.pace.as_ref().is_some_and(Pace::stopped)
     }
 
+    /// Records the invariants that do not hold now (once each).
+    fn audit(&mut self, when: &str) {
+        let found = match super::invariants::check(&self.w) {
+            Ok(v) => v,
+            Err(e) => vec![format!("could not read the cluster: {e}")],
+        };
+        for v in found {
+            if !self.out.violations.iter().any(|o| o.ends_with(&v)) {
+                self.out.violations.push(format!("{when}: {v}"));
+            }
+        }
+    }
+
     pub(super) fn finish(mut self) -> Outcome {
+        self.audit("at the end");
         self.out.simulated = self.w.now().duration_since(self.out.start);
         // The last value holds until the end.
         if let Some(mut end) = self.out.samples.last().cloned() {
@@ -375,6 +393,7 @@ impl Runner<'_> {
                     .set_spot_price(&p.instance_type, p.zone.as_deref(), p.price)
             }
         }
+        self.audit(&format!("after step {}", self.index + 1));
         self.look()
     }
 
