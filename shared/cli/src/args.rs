@@ -42,7 +42,7 @@ pub struct SimArgs {
     #[arg(long, value_enum, conflicts_with = "serve")]
     pub compare: Option<Compare>,
     /// Keep the simulated cluster running in real time, with its API server open to kubectl
-    /// (a kubeconfig is printed and written), until Ctrl-C.
+    /// (a kubeconfig is printed and written), until Ctrl-C (then --report is written).
     #[arg(long)]
     pub serve: bool,
     /// With --serve: the API server's port on 127.0.0.1 (0: any free port).

@@ -2,7 +2,7 @@
 //! (installed into `.venv/bin` by `make test`), and the `kubectl` on the PATH when there is
 //! one. `get` shows Karpenter's printer columns and kube-apiserver's for built-in kinds,
 //! short names resolve, `apply` validates without `--validate=false` (an unknown field is
-//! refused), `scale` and `explain` work, and Ctrl-C ends the run with its summary.
+//! refused), `scale` and `explain` work, and Ctrl-C ends the run with its summary and report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -55,9 +55,13 @@ fn serve(dir: &Path) -> Served {
         examples.join("inflate.yaml").display()
     );
     let file = write(dir, "served.yaml", &scenario);
+    let report = dir.join("served.html");
+    let _ = std::fs::remove_file(&report);
     let child = Command::new(env!("CARGO_BIN_EXE_kerf"))
         .args(["sim", &file, "--serve", "--speed", "30", "--kubeconfig"])
         .arg(&kubeconfig)
+        .arg("--report")
+        .arg(&report)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -262,5 +266,8 @@ fn kubectl_watches_and_drives_the_served_cluster() {
     );
     assert!(stdout.contains("launched nodeclaim"), "{stdout}");
     assert!(stdout.contains("cost $"), "{stdout}");
+    assert!(stdout.contains("invariants held"), "{stdout}");
     assert!(!s.kubeconfig.exists());
+    let page = std::fs::read_to_string(dir.join("served.html")).unwrap();
+    assert!(page.contains("<svg"), "the report is written at the end");
 }

@@ -65,13 +65,18 @@ pub fn simulate_with(
         let _ = out.write_all(table::claims(&outcome).as_bytes());
     }
     let _ = out.write_all(table::summary(&outcome, wall.elapsed()).as_bytes());
-    if let Some(first) = outcome.violations.first() {
-        return Err(CliError::Internal(format!(
+    held(s, outcome)
+}
+
+/// The outcome, or an error (exit 1) naming the first invariant that did not hold.
+fn held(s: &Scenario, outcome: Outcome) -> Result<Outcome, CliError> {
+    match outcome.violations.first() {
+        Some(first) => Err(CliError::Internal(format!(
             "{}: an invariant did not hold: {first}",
             s.path
-        )));
+        ))),
+        None => Ok(outcome),
     }
-    Ok(outcome)
 }
 
 /// Runs a scenario with Kerf's decisions, printing to `out`.
@@ -82,13 +87,14 @@ pub fn simulate(s: &Scenario, out: &mut dyn Write, terminal: bool) -> Result<Out
 /// `kerf sim`.
 pub fn sim(a: &SimArgs) -> Result<(), CliError> {
     let s = load(a)?;
-    if a.serve {
-        return serve::serve(a, &s);
-    }
     let stdout = std::io::stdout();
     let terminal = std::io::IsTerminal::is_terminal(&stdout);
     let mut out = stdout.lock();
-    let kerf = simulate(&s, &mut out, terminal)?;
+    let kerf = if a.serve {
+        serve::serve(a, &s, &mut out)?
+    } else {
+        simulate(&s, &mut out, terminal)?
+    };
     let mut runs = vec![("Kerf", kerf)];
     if a.compare == Some(Compare::Karpenter) {
         let _ = writeln!(

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use kerf_sim::scenario::{Pace, Scenario};
+use kerf_sim::scenario::{Outcome, Pace, Scenario};
 
 use super::{error, live, table};
 use crate::args::SimArgs;
@@ -36,8 +36,8 @@ users:
     )
 }
 
-/// `kerf sim --serve`.
-pub fn serve(a: &SimArgs, s: &Scenario) -> Result<(), CliError> {
+/// `kerf sim --serve`: the run's outcome once Ctrl-C ends it.
+pub fn serve(a: &SimArgs, s: &Scenario, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -50,13 +50,11 @@ pub fn serve(a: &SimArgs, s: &Scenario) -> Result<(), CliError> {
             flag.store(true, Ordering::Relaxed);
         }
     });
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
     let _ = writeln!(out, "scenario {}: {}", s.name, s.description);
     let mut written: Result<(), CliError> = Ok(());
     let mut ready = |url: &str| written = announce(a, url);
     let wall = Instant::now();
-    let mut live = live::Live::new(&mut out, false);
+    let mut live = live::Live::new(out, false);
     let pace = Pace::new(a.speed, stop);
     let result = rt.block_on(kerf_sim::scenario::serve(
         s, a.port, pace, &mut live, &mut ready,
@@ -67,7 +65,7 @@ pub fn serve(a: &SimArgs, s: &Scenario) -> Result<(), CliError> {
     let _ = out.write_all(table::claims(&outcome).as_bytes());
     let _ = out.write_all(table::summary(&outcome, wall.elapsed()).as_bytes());
     let _ = std::fs::remove_file(&a.kubeconfig);
-    Ok(())
+    super::held(s, outcome)
 }
 
 /// Writes the kubeconfig and tells the user how to use it.
