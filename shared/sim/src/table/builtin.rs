@@ -68,9 +68,10 @@ fn containers(o: &Value, field: &str) -> Value {
     json!(names.join(","))
 }
 
-fn selector(o: &Value) -> Value {
-    let labels = o["spec"]["selector"]["matchLabels"].as_object();
-    let pairs: Vec<String> = labels
+/// `k=v,k2=v2` of a string map, `<none>` when empty or absent.
+fn pairs(map: &Value) -> Value {
+    let pairs: Vec<String> = map
+        .as_object()
         .into_iter()
         .flatten()
         .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
@@ -222,7 +223,9 @@ static DEPLOYMENTS: &[Column] = &[
     col("Age", created),
     wide("Containers", |o, _| containers(o, "name")),
     wide("Images", |o, _| containers(o, "image")),
-    wide("Selector", |o, _| selector(o)),
+    wide("Selector", |o, _| {
+        pairs(&o["spec"]["selector"]["matchLabels"])
+    }),
 ];
 
 static REPLICASETS: &[Column] = &[
@@ -233,7 +236,9 @@ static REPLICASETS: &[Column] = &[
     col("Age", created),
     wide("Containers", |o, _| containers(o, "name")),
     wide("Images", |o, _| containers(o, "image")),
-    wide("Selector", |o, _| selector(o)),
+    wide("Selector", |o, _| {
+        pairs(&o["spec"]["selector"]["matchLabels"])
+    }),
 ];
 
 static DAEMONSETS: &[Column] = &[
@@ -250,17 +255,7 @@ static DAEMONSETS: &[Column] = &[
     }),
     col("Available", |o, _| json!(int(o, ".status.numberAvailable"))),
     col("Node Selector", |o, _| {
-        let sel = o["spec"]["template"]["spec"]["nodeSelector"].as_object();
-        let pairs: Vec<String> = sel
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-            .collect();
-        json!(if pairs.is_empty() {
-            "<none>".into()
-        } else {
-            pairs.join(",")
-        })
+        pairs(&o["spec"]["template"]["spec"]["nodeSelector"])
     }),
     col("Age", created),
 ];
