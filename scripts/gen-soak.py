@@ -120,7 +120,8 @@ def main():
             if hour in interrupts:
                 add(f"  - name: {at} a spot node is interrupted\n")
                 add("    interrupt: {capacityType: spot, count: 1}\n")
-            add(f"  - until: {{pending: 0, running: {w + b}}}\n    within: 15m\n")
+            add("  - advance: 15m\n")
+            add(f"  - expect: {{pending: 0, running: {w + b}}}\n")
             add("  - advance: 45m\n")
     add(f"  - expect: {{pending: 0, running: {web_now + batch_now}}}\n")
     with open("examples/soak/week.yaml", "w") as f:
