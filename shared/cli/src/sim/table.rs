@@ -38,11 +38,12 @@ pub fn summary(o: &Outcome, wall: Duration) -> String {
         format!("INVARIANTS VIOLATED:\n{}", lines.concat())
     };
     format!(
-        "\n{}: simulated {} in {:.2} s; {} NodeClaims launched, {} disruptions, {} interruptions; \
-         cost ${:.4} ({:.2} node-hours); now {} nodes, ${:.4}/h\n{invariants}",
+        "\n{}: simulated {} in {:.2} s; {} pods placed, {} NodeClaims launched, {} disruptions, \
+         {} interruptions; cost ${:.4} ({:.2} node-hours); now {} nodes, ${:.4}/h\n{invariants}",
         o.name,
         age(o.simulated.as_secs()),
         wall.as_secs_f64(),
+        o.last.placed,
         o.last.launched,
         o.last.disruptions(),
         o.last.interruptions,

@@ -38,6 +38,8 @@ pub struct Observation {
     pub claims: Vec<ClaimRow>,
     pub pending: usize,
     pub running: usize,
+    /// Pods seen running since the start (each pod once; replacements count again).
+    pub placed: usize,
     /// NodeClaims launched since the start.
     pub launched: usize,
     /// Interruption messages handled since the start.
@@ -115,6 +117,7 @@ pub struct Observer {
     live: BTreeSet<String>,
     events: BTreeSet<String>,
     reasons: BTreeMap<String, usize>,
+    placed: BTreeSet<String>,
 }
 
 fn label(c: &NodeClaim, key: &str) -> String {
@@ -219,16 +222,22 @@ impl Observer {
             .filter(alive)
             .filter(|p| p.spec.as_ref().is_none_or(|s| s.node_name.is_none()))
             .count();
-        let running = pods
-            .iter()
-            .filter(alive)
-            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
-            .count();
+        let is_running =
+            |p: &&Pod| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
+        let running = pods.iter().filter(alive).filter(is_running).count();
+        for p in pods.iter().filter(is_running) {
+            if let Some(uid) = &p.metadata.uid
+                && !self.placed.contains(uid)
+            {
+                self.placed.insert(uid.clone());
+            }
+        }
         let o = Observation {
             at,
             claims: rows,
             pending,
             running,
+            placed: self.placed.len(),
             launched: self.announced.len(),
             interruptions: w.interruptions_handled,
             reasons: self.reasons.clone(),
