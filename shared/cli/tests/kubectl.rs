@@ -2,7 +2,8 @@
 //! (installed into `.venv/bin` by `make test`), and the `kubectl` on the PATH when there is
 //! one. `get` shows Karpenter's printer columns and kube-apiserver's for built-in kinds,
 //! short names resolve, `apply` validates without `--validate=false` (an unknown field is
-//! refused), `scale` and `explain` work, and Ctrl-C ends the run with its summary and report.
+//! refused), `scale` and `explain` work, a dump taken with kubectl starts a new scenario, and
+//! Ctrl-C ends the run with its summary and report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -238,6 +239,37 @@ fn check(bin: &Path, s: &Served, dir: &Path) {
     ok(bin, s, &["delete", "-f", &web]);
 }
 
+/// A dump of the served cluster, as a user takes one of theirs, starts a new scenario:
+/// the server's fields are dropped, Nodes and controller-made pods skipped, and Kerf
+/// provisions for the workloads again.
+fn from_a_dump(bin: &Path, s: &Served, dir: &Path) {
+    let kinds = "nodepools,ec2nodeclasses,deployments,pods,nodes";
+    let dump = ok(bin, s, &["get", kinds, "-A", "-o", "yaml"]);
+    assert!(
+        dump.contains("managedFields") && dump.contains("kind: Node"),
+        "a real dump"
+    );
+    write(dir, "dump.yaml", &dump);
+    let scenario = "name: from-dump\nobjects:\n  - file: dump.yaml\nsteps:\n  \
+        - until: {running: 5, pending: 0}\n    within: 5m\n";
+    let file = write(dir, "from-dump.yaml", scenario);
+    let run = Command::new(env!("CARGO_BIN_EXE_kerf"))
+        .args(["sim", &file])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(out.contains("its controller makes it again"), "{out}");
+    assert!(
+        out.contains("5 pods placed") && out.contains("invariants held"),
+        "{out}"
+    );
+}
+
 #[test]
 fn kubectl_watches_and_drives_the_served_cluster() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sim-serve");
@@ -247,6 +279,7 @@ fn kubectl_watches_and_drives_the_served_cluster() {
     for bin in kubectls() {
         check(&bin, &s, &dir);
     }
+    from_a_dump(&kubectls()[0], &s, &dir);
     // Ctrl-C: the run ends with the NodeClaims and the cost, and removes its kubeconfig.
     let pid = s.child.id().to_string();
     assert!(

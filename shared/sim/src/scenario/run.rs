@@ -114,9 +114,14 @@ impl<'a> Runner<'a> {
             .map_err(|e| world_err(e.to_string()))?;
         w.disruption.spot_to_spot = gate(s, "SpotToSpotConsolidation");
         w.interruption.rebalance_replacement = gate(s, "RebalanceReplacement");
+        let mut skipped = Vec::new();
         for src in &s.objects {
             let text = s.text(src).map_err(&world_err)?;
-            w.apply(&text).await.map_err(|e| world_err(e.to_string()))?;
+            let done = w
+                .import(&text)
+                .await
+                .map_err(|e| world_err(e.to_string()))?;
+            skipped.extend(done.skipped);
         }
         let start = w.now();
         if let Some(p) = &mut pace {
@@ -144,6 +149,7 @@ impl<'a> Runner<'a> {
             pace,
         };
         r.look()?;
+        r.note_skipped(&skipped);
         Ok(r)
     }
 
@@ -181,6 +187,33 @@ impl<'a> Runner<'a> {
 
     fn stopped(&self) -> bool {
         self.pace.as_ref().is_some_and(Pace::stopped)
+    }
+
+    /// One timeline line for the objects an import skipped (a cluster dump's Nodes, …).
+    fn note_skipped(&mut self, skipped: &[String]) {
+        if skipped.is_empty() {
+            return;
+        }
+        let shown: Vec<&str> = skipped.iter().take(4).map(String::as_str).collect();
+        let more = skipped.len().saturating_sub(shown.len());
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        let text = format!(
+            "skipped {} objects: {}{tail}",
+            skipped.len(),
+            shown.join(", ")
+        );
+        let line = TimelineEvent {
+            at: self.w.now(),
+            kind: Kind::Other,
+            text,
+        };
+        self.progress
+            .tick(std::slice::from_ref(&line), &self.out.last);
+        self.out.timeline.push(line);
     }
 
     /// Records the invariants that do not hold now (once each).
@@ -336,10 +369,12 @@ impl Runner<'_> {
         match a {
             Action::Apply(src) => {
                 let text = self.s.text(src).map_err(|m| self.fail(m))?;
-                self.w
-                    .apply(&text)
+                let done = self
+                    .w
+                    .import(&text)
                     .await
                     .map_err(|e| self.fail(e.to_string()))?;
+                self.note_skipped(&done.skipped);
             }
             Action::Delete(o) => {
                 self.w

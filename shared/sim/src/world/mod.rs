@@ -12,6 +12,7 @@
 pub mod cloud;
 pub mod crash;
 mod deliver;
+pub mod import;
 pub mod kubelet;
 pub mod prices;
 pub mod queue;
