@@ -65,6 +65,9 @@ pub enum SimError {
     /// Binding or serving failed.
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
+    /// The port is taken (or not ours to listen on).
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Bind { port: u16, source: std::io::Error },
     /// Certificate generation or TLS setup failed.
     #[error("tls: {0}")]
     Tls(String),
@@ -137,7 +140,12 @@ impl SimBuilder {
             registry.add_crd(crd);
         }
         let state = Arc::new(State::new(registry, self.options, self.hooks));
-        let tcp = tokio::net::TcpListener::bind(("127.0.0.1", self.port)).await?;
+        let tcp = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
+            .await
+            .map_err(|source| SimError::Bind {
+                port: self.port,
+                source,
+            })?;
         let addr = tcp.local_addr()?;
         let app_state = state.clone();
         let app = axum::Router::new().fallback(move |req: axum::extract::Request| {

@@ -410,3 +410,17 @@ async fn kubectl_get_gets_a_table_with_karpenters_printer_columns() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_taken_port_is_refused_naming_it() {
+    let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let err = Sim::builder().port(port).start().await.unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("cannot listen on 127.0.0.1:{port}: ")),
+        "{err}"
+    );
+    let free = Sim::builder().port(0).start().await.unwrap();
+    assert!(free.url().starts_with("http://127.0.0.1:"));
+}
