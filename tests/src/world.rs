@@ -109,47 +109,10 @@ pub fn condition(c: &NodeClaim, t: &str) -> bool {
 }
 
 /// What must hold once the system is quiet: every live instance belongs to exactly one
-/// NodeClaim and every launched NodeClaim to a live instance; no NodeClaim launched twice.
-/// Returns the violations.
+/// NodeClaim and every launched NodeClaim to a live instance; no NodeClaim launched twice
+/// ([`kerf_sim::scenario::invariants::check_settled`]). Returns the violations.
 pub async fn violations(w: &World) -> Vec<String> {
-    let mut out = Vec::new();
-    let cs = claims(&w.client).await;
-    let instances = w.cloud.instances();
-    let live: Vec<_> = instances
-        .iter()
-        .filter(|i| i.info.state != "terminated")
-        .collect();
-    for i in &live {
-        let owners = cs
-            .iter()
-            .filter(|c| kerf_control::claim::provider_id(c) == Some(i.info.provider_id.as_str()))
-            .count();
-        if owners != 1 {
-            out.push(format!("instance {} has {owners} nodeclaims", i.info.id));
-        }
-    }
-    for c in &cs {
-        if let Some(p) = kerf_control::claim::provider_id(c)
-            && !live.iter().any(|i| i.info.provider_id == p)
-        {
-            out.push(format!(
-                "nodeclaim {} has no live instance",
-                kerf_control::claim::name(c)
-            ));
-        }
-    }
-    let mut per_claim = std::collections::BTreeMap::<String, usize>::new();
-    for i in &instances {
-        if let Some(n) = i.info.tags.get("karpenter.sh/nodeclaim") {
-            *per_claim.entry(n.clone()).or_default() += 1;
-        }
-    }
-    for (claim, n) in per_claim {
-        if n > 1 {
-            out.push(format!("nodeclaim {claim} was launched {n} times"));
-        }
-    }
-    out
+    kerf_sim::scenario::invariants::check_settled(w).unwrap_or_else(|e| vec![e.to_string()])
 }
 
 /// Pods that are not Running.

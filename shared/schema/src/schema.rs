@@ -14,47 +14,42 @@ const ROOT_KEYS: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
 /// Applies `default`s and removes unknown fields, as the apiserver does before validating.
 pub fn default_and_prune(schema: &Value, obj: &mut Value) {
-    walk_mut(schema, obj, true);
+    walk_mut(schema, obj, true, None);
 }
 
-/// The fields of `obj` that `schema` does not declare (and pruning would drop), as
+/// The fields of `obj` that `schema` does not declare (those pruning drops), as
 /// `spec.template.foo` paths: what `fieldValidation=Strict` refuses.
 pub fn unknown_fields(schema: &Value, obj: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    unknown(schema, obj, "", true, &mut out);
-    out
+    let mut pruned = Pruned::default();
+    walk_mut(schema, &mut obj.clone(), true, Some(&mut pruned));
+    pruned.out
 }
 
-fn unknown(schema: &Value, v: &Value, path: &str, root: bool, out: &mut Vec<String>) {
-    let join = |k: &str| match path {
-        "" => k.to_string(),
-        p => format!("{p}.{k}"),
-    };
-    match v {
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                unknown(&schema["items"], item, &format!("{path}[{i}]"), false, out);
+/// Where the walk is and what it pruned, when the caller asks (strict field validation).
+#[derive(Default)]
+struct Pruned {
+    path: Vec<String>,
+    out: Vec<String>,
+}
+
+impl Pruned {
+    fn enter(&mut self, segment: String) {
+        self.path.push(segment);
+    }
+
+    fn leave(&mut self) {
+        self.path.pop();
+    }
+
+    fn record(&mut self, key: &str) {
+        let mut p = String::new();
+        for s in self.path.iter().map(String::as_str).chain([key]) {
+            if !p.is_empty() && !s.starts_with('[') {
+                p.push('.');
             }
+            p.push_str(s);
         }
-        Value::Object(map) => {
-            let props = schema["properties"].as_object();
-            let additional = &schema["additionalProperties"];
-            let keep = preserves_unknown(schema) || additional == &Value::Bool(true);
-            for (k, child) in map {
-                if root && ROOT_KEYS.contains(&k.as_str()) {
-                    continue;
-                }
-                match props.and_then(|p| p.get(k)) {
-                    Some(ps) => unknown(ps, child, &join(k), false, out),
-                    None if additional.is_object() => {
-                        unknown(additional, child, &join(k), false, out);
-                    }
-                    None if keep => {}
-                    None => out.push(join(k)),
-                }
-            }
-        }
-        _ => {}
+        self.out.push(p);
     }
 }
 
@@ -62,19 +57,30 @@ fn preserves_unknown(schema: &Value) -> bool {
     schema["x-kubernetes-preserve-unknown-fields"].as_bool() == Some(true)
 }
 
-fn walk_mut(schema: &Value, v: &mut Value, root: bool) {
+fn walk_mut(schema: &Value, v: &mut Value, root: bool, mut pruned: Option<&mut Pruned>) {
     match v {
-        Value::Object(map) => object_mut(schema, map, root),
+        Value::Object(map) => object_mut(schema, map, root, pruned),
         Value::Array(items) => {
-            for item in items.iter_mut() {
-                walk_mut(&schema["items"], item, false);
+            for (i, item) in items.iter_mut().enumerate() {
+                if let Some(p) = pruned.as_deref_mut() {
+                    p.enter(format!("[{i}]"));
+                }
+                walk_mut(&schema["items"], item, false, pruned.as_deref_mut());
+                if let Some(p) = pruned.as_deref_mut() {
+                    p.leave();
+                }
             }
         }
         _ => {}
     }
 }
 
-fn object_mut(schema: &Value, map: &mut Map<String, Value>, root: bool) {
+fn object_mut(
+    schema: &Value,
+    map: &mut Map<String, Value>,
+    root: bool,
+    mut pruned: Option<&mut Pruned>,
+) {
     let props = schema["properties"].as_object();
     if let Some(props) = props {
         for (k, ps) in props {
@@ -89,19 +95,30 @@ fn object_mut(schema: &Value, map: &mut Map<String, Value>, root: bool) {
     let additional = &schema["additionalProperties"];
     let keep_unknown = preserves_unknown(schema) || additional == &Value::Bool(true);
     map.retain(|k, _| {
-        (root && ROOT_KEYS.contains(&k.as_str()))
+        let kept = (root && ROOT_KEYS.contains(&k.as_str()))
             || keep_unknown
             || additional.is_object()
-            || props.is_some_and(|p| p.contains_key(k))
+            || props.is_some_and(|p| p.contains_key(k));
+        if let (false, Some(p)) = (kept, pruned.as_deref_mut()) {
+            p.record(k);
+        }
+        kept
     });
     for (k, child) in map.iter_mut() {
         if root && k == "metadata" {
             continue;
         }
-        match props.and_then(|p| p.get(k)) {
-            Some(ps) => walk_mut(ps, child, false),
-            None if additional.is_object() => walk_mut(additional, child, false),
-            None => {}
+        let child_schema = match props.and_then(|p| p.get(k)) {
+            Some(ps) => ps,
+            None if additional.is_object() => additional,
+            None => continue,
+        };
+        if let Some(p) = pruned.as_deref_mut() {
+            p.enter(k.clone());
+        }
+        walk_mut(child_schema, child, false, pruned.as_deref_mut());
+        if let Some(p) = pruned.as_deref_mut() {
+            p.leave();
         }
     }
 }

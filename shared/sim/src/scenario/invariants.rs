@@ -10,8 +10,19 @@ use kerf_control::claim;
 
 use crate::world::World;
 
-/// The violations now, one line each (empty: every invariant holds).
+/// The violations now, one line each (empty: every invariant holds). A NodeClaim being
+/// deleted may have lost its instance already: that is the middle of its termination.
 pub fn check(w: &World) -> Result<Vec<String>, kube::Error> {
+    audit(w, false)
+}
+
+/// [`check`] for a cluster at rest, where no termination is under way: a NodeClaim being
+/// deleted must still have its instance too.
+pub fn check_settled(w: &World) -> Result<Vec<String>, kube::Error> {
+    audit(w, true)
+}
+
+fn audit(w: &World, settled: bool) -> Result<Vec<String>, kube::Error> {
     let reads = w.sim.cached();
     let claims = reads.list::<NodeClaim>("karpenter.sh/nodeclaims")?;
     let instances = w.cloud.instances();
@@ -27,9 +38,15 @@ pub fn check(w: &World) -> Result<Vec<String>, kube::Error> {
             continue;
         };
         *owners.entry(pid).or_default() += 1;
-        if !live.contains(pid) && c.metadata.deletion_timestamp.is_none() {
+        let deleting = c.metadata.deletion_timestamp.is_some();
+        if !live.contains(pid) && (settled || !deleting) {
+            let how = if deleting {
+                ""
+            } else {
+                " and is not being deleted"
+            };
             out.push(format!(
-                "nodeclaim {} has no running instance and is not being deleted",
+                "nodeclaim {} has no running instance{how}",
                 claim::name(c)
             ));
         }
@@ -87,5 +104,21 @@ mod tests {
             "nodeclaim lost has no running instance and is not being deleted"
         );
         assert_eq!(v[3], "nodeclaim twice was launched 2 times");
+        // A claim being deleted after its instance went: mid-termination for a run, a
+        // violation for a cluster at rest.
+        w.sim
+            .seed(
+                serde_json::json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+                "metadata": {"name": "going", "finalizers": ["karpenter.sh/termination"],
+                    "deletionTimestamp": "2027-01-01T00:00:00Z"},
+                "spec": {"requirements": [], "nodeClassRef": {"group": "karpenter.k8s.aws",
+                    "kind": "EC2NodeClass", "name": "default"}},
+                "status": {"providerID": "aws:///us-west-2a/i-00000000000000ace"}}),
+            )
+            .unwrap();
+        assert_eq!(check(&w).unwrap().len(), 4);
+        let settled = check_settled(&w).unwrap();
+        assert_eq!(settled.len(), 5, "{settled:?}");
+        assert!(settled.contains(&"nodeclaim going has no running instance".to_string()));
     }
 }

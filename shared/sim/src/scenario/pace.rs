@@ -64,10 +64,11 @@ pub async fn serve(
     let mut r = Runner::start(s, options, progress, Some(pace)).await?;
     // What `kubectl get namespaces` shows on a new cluster.
     for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-        let doc = format!(
-            "{{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {{\"name\": \"{ns}\"}}}}"
-        );
-        r.w.apply(&doc).await.map_err(|e| r.fail(e.to_string()))?;
+        let doc = serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": ns}});
+        r.w.apply(&doc.to_string())
+            .await
+            .map_err(|e| r.fail(e.to_string()))?;
     }
     ready(r.w.sim.url());
     r.steps(true).await?;
