@@ -282,6 +282,8 @@ impl Sim {
 
     /// Makes `rate` of the later requests carrying `Authorization: Bearer <token>` fail at
     /// random (seeded): writes with 409 Conflict, 500 or 504 Timeout, reads with 500 or 504.
+    /// Draws are keyed by method and path, so the same seed fails the same requests whatever
+    /// order concurrent requests arrive in.
     pub fn set_flaky(&self, token: &str, rate: f64, seed: u64) {
         if let Ok(mut f) = self.state.flaky.lock() {
             *f = Some((format!("Bearer {token}"), flaky::Flaky::new(rate, seed)));

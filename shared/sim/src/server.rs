@@ -90,7 +90,7 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
     };
     let injected = state
         .take_fault(method.as_str(), &path)
-        .or_else(|| state.take_flaky(method.as_str(), auth.as_deref()));
+        .or_else(|| state.take_flaky(method.as_str(), &path, auth.as_deref()));
     let result = match injected {
         Some(e) => Err(e),
         None => match axum::body::to_bytes(req.into_body(), 64 << 20).await {

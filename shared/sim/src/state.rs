@@ -121,14 +121,14 @@ impl State {
     }
 
     /// A random failure for a request from the flaky client, if it draws one.
-    pub fn take_flaky(&self, method: &str, auth: Option<&str>) -> Option<ApiError> {
+    pub fn take_flaky(&self, method: &str, path: &str, auth: Option<&str>) -> Option<ApiError> {
         let f = self.flaky.lock().unwrap_or_else(|e| e.into_inner());
         let (token, flaky) = f.as_ref()?;
         if auth != Some(token.as_str()) {
             return None;
         }
         let write = method != "GET";
-        let pick = flaky.pick(if write { 3 } else { 2 })?;
+        let pick = flaky.pick(&format!("{method} {path}"), if write { 3 } else { 2 })?;
         Some(match (write, pick) {
             (true, 0) => ApiError::new(
                 409,

@@ -124,7 +124,7 @@ impl SimCloud {
     fn call(&self, op: &'static str) -> Result<(), CloudError> {
         let mut s = self.lock();
         *s.calls.entry(op).or_default() += 1;
-        if let Some(k) = flaky_attempts(&mut s) {
+        if let Some(k) = flaky_attempts(&mut s, op) {
             let why = format!("{op} (injected)");
             return Err(if k == 0 {
                 CloudError::Throttled(why)
@@ -398,11 +398,11 @@ impl SimCloud {
 pub const SDK_ATTEMPTS: usize = 3;
 
 /// The failure of a call whose every attempt failed, if so.
-fn flaky_attempts(s: &mut State) -> Option<usize> {
+fn flaky_attempts(s: &mut State, op: &str) -> Option<usize> {
     let f = s.flaky.as_ref()?;
     let mut last = None;
     for _ in 0..SDK_ATTEMPTS {
-        last = Some(f.pick(2)?);
+        last = Some(f.pick(op, 2)?);
         s.injected += 1;
     }
     last
