@@ -1,5 +1,7 @@
 //! [`KubeCluster`]: the control layer's Cluster port on `kube::Client`. Each method is one of
-//! the writers in this crate; errors are classified into the port's `ClusterError`.
+//! the writers in this crate; errors are classified into the port's `ClusterError`. Requests
+//! that are safe to repeat are tried again on a transient failure ([`crate::retry`]); the
+//! NodeClaim create, evictions and Events are not.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +21,7 @@ use kube::api::{Api, PostParams};
 
 use crate::error::KubeResult;
 use crate::offerings::ConfigMapOfferingStore;
+use crate::retry::transient;
 use crate::snapshot::{self, SnapshotOptions};
 use crate::{claims, events, evict, lease, nodes, pods, write};
 
@@ -61,10 +64,6 @@ impl KubeCluster {
     }
 }
 
-fn port<T>(r: Result<T, ClusterError>) -> Result<T, ClusterError> {
-    r
-}
-
 /// A merge patch on a cluster-scoped object.
 async fn merge<K>(api: Api<K>, name: &str, patch: &serde_json::Value) -> Result<K, ClusterError>
 where
@@ -73,38 +72,34 @@ where
         + serde::de::DeserializeOwned
         + std::fmt::Debug,
 {
-    api.patch(
-        name,
-        &kube::api::PatchParams::default(),
-        &kube::api::Patch::Merge(patch),
-    )
+    let pp = kube::api::PatchParams::default();
+    transient(|| async {
+        api.patch(name, &pp, &kube::api::Patch::Merge(patch))
+            .await
+            .kube()
+    })
     .await
-    .kube()
 }
 
 impl Cluster for KubeCluster {
     async fn snapshot(&self) -> Result<Snapshot, ClusterError> {
-        port(snapshot::read(&self.client, &self.snapshot).await)
+        snapshot::read(&self.client, &self.snapshot).await
     }
 
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
         let lp = kube::api::ListParams::default().limit(self.snapshot.page_size);
         let api = Api::<NodeClaim>::all(self.client.clone());
-        port(snapshot::list_all(api, &lp).await.map(|(items, _)| items))
+        snapshot::list_all(api, &lp).await.map(|(items, _)| items)
     }
 
     async fn node_claim(&self, name: &str) -> Result<Option<NodeClaim>, ClusterError> {
-        Api::<NodeClaim>::all(self.client.clone())
-            .get_opt(name)
-            .await
-            .kube()
+        let api = Api::<NodeClaim>::all(self.client.clone());
+        transient(|| async { api.get_opt(name).await.kube() }).await
     }
 
     async fn node(&self, name: &str) -> Result<Option<Node>, ClusterError> {
-        Api::<Node>::all(self.client.clone())
-            .get_opt(name)
-            .await
-            .kube()
+        let api = Api::<Node>::all(self.client.clone());
+        transient(|| async { api.get_opt(name).await.kube() }).await
     }
 
     async fn pods_on_node(&self, node: &str) -> Result<Vec<Pod>, ClusterError> {
@@ -132,14 +127,14 @@ impl Cluster for KubeCluster {
         status: &EC2NodeClassStatus,
     ) -> Result<EC2NodeClass, ClusterError> {
         let patch = serde_json::json!({ "status": status });
-        Api::<EC2NodeClass>::all(self.client.clone())
-            .patch_status(
-                name,
-                &kube::api::PatchParams::default(),
-                &kube::api::Patch::Merge(&patch),
-            )
-            .await
-            .kube()
+        let api = Api::<EC2NodeClass>::all(self.client.clone());
+        let pp = kube::api::PatchParams::default();
+        transient(|| async {
+            api.patch_status(name, &pp, &kube::api::Patch::Merge(&patch))
+                .await
+                .kube()
+        })
+        .await
     }
 
     async fn patch_node_pool_status(
@@ -151,15 +146,15 @@ impl Cluster for KubeCluster {
         let op = serde_json::json!([{"op": "add", "path": "/status", "value": value}]);
         let patch: json_patch::Patch =
             serde_json::from_value(op).map_err(|e| ClusterError::Fatal(e.to_string()))?;
-        Api::<NodePool>::all(self.client.clone())
-            .patch_status(
-                name,
-                &kube::api::PatchParams::default(),
-                &kube::api::Patch::Json::<()>(patch),
-            )
-            .await
-            .kube()
-            .map(|_| ())
+        let api = Api::<NodePool>::all(self.client.clone());
+        let pp = kube::api::PatchParams::default();
+        transient(|| async {
+            api.patch_status(name, &pp, &kube::api::Patch::Json::<()>(patch.clone()))
+                .await
+                .kube()
+        })
+        .await
+        .map(|_| ())
     }
 
     async fn annotate_node_claim(
@@ -196,7 +191,7 @@ impl Cluster for KubeCluster {
         pool: &NodePool,
         claim: NodeClaim,
     ) -> Result<NodeClaim, ClusterError> {
-        port(claims::create(&self.client, pool, claim).await)
+        claims::create(&self.client, pool, claim).await
     }
 
     async fn patch_node_claim_status(
@@ -205,7 +200,7 @@ impl Cluster for KubeCluster {
         resource_version: Option<&str>,
         status: &NodeClaimStatus,
     ) -> Result<NodeClaim, ClusterError> {
-        port(claims::patch_status(&self.client, name, resource_version, status).await)
+        transient(|| claims::patch_status(&self.client, name, resource_version, status)).await
     }
 
     async fn set_node_claim_conditions(
@@ -214,7 +209,7 @@ impl Cluster for KubeCluster {
         conditions: &[Condition],
         now: Timestamp,
     ) -> Result<NodeClaim, ClusterError> {
-        port(claims::set_conditions(&self.client, name, conditions, now).await)
+        transient(|| claims::set_conditions(&self.client, name, conditions, now)).await
     }
 
     async fn label_node_claim(
@@ -222,7 +217,7 @@ impl Cluster for KubeCluster {
         name: &str,
         labels: &BTreeMap<String, String>,
     ) -> Result<NodeClaim, ClusterError> {
-        port(claims::label(&self.client, name, labels).await)
+        transient(|| claims::label(&self.client, name, labels)).await
     }
 
     async fn delete_node_claim(
@@ -230,19 +225,20 @@ impl Cluster for KubeCluster {
         name: &str,
         uid: Option<&str>,
     ) -> Result<Deleted, ClusterError> {
-        port(write::delete(&Api::<NodeClaim>::all(self.client.clone()), name, uid).await)
+        let api = Api::<NodeClaim>::all(self.client.clone());
+        transient(|| write::delete(&api, name, uid)).await
     }
 
     async fn taint_node(&self, node: &str, taint: &Taint) -> Result<Node, ClusterError> {
-        port(nodes::taint(&self.client, node, taint).await)
+        transient(|| nodes::taint(&self.client, node, taint)).await
     }
 
     async fn untaint_node(&self, node: &str, key: &str) -> Result<Node, ClusterError> {
-        port(nodes::untaint(&self.client, node, key).await)
+        transient(|| nodes::untaint(&self.client, node, key)).await
     }
 
     async fn cordon_node(&self, node: &str, unschedulable: bool) -> Result<Node, ClusterError> {
-        port(nodes::cordon(&self.client, node, unschedulable).await)
+        transient(|| nodes::cordon(&self.client, node, unschedulable)).await
     }
 
     async fn update_node(&self, node: &Node) -> Result<Node, ClusterError> {
@@ -253,7 +249,8 @@ impl Cluster for KubeCluster {
     }
 
     async fn delete_node(&self, name: &str, uid: Option<&str>) -> Result<Deleted, ClusterError> {
-        port(write::delete(&Api::<Node>::all(self.client.clone()), name, uid).await)
+        let api = Api::<Node>::all(self.client.clone());
+        transient(|| write::delete(&api, name, uid)).await
     }
 
     async fn evict_pod(
@@ -262,17 +259,20 @@ impl Cluster for KubeCluster {
         name: &str,
         uid: Option<&str>,
     ) -> Result<Evicted, ClusterError> {
-        port(evict::evict(&self.client, namespace, name, uid).await)
+        evict::evict(&self.client, namespace, name, uid).await
     }
 
     async fn add_finalizer(&self, target: &Target, finalizer: &str) -> Result<(), ClusterError> {
-        let c = self.client.clone();
-        port(match target {
-            Target::Node(n) => write::add_finalizer(&Api::<Node>::all(c), n, finalizer).await,
-            Target::NodeClaim(n) => {
-                write::add_finalizer(&Api::<NodeClaim>::all(c), n, finalizer).await
+        transient(|| async {
+            let c = self.client.clone();
+            match target {
+                Target::Node(n) => write::add_finalizer(&Api::<Node>::all(c), n, finalizer).await,
+                Target::NodeClaim(n) => {
+                    write::add_finalizer(&Api::<NodeClaim>::all(c), n, finalizer).await
+                }
             }
         })
+        .await
     }
 
     async fn remove_finalizer(
@@ -281,34 +281,37 @@ impl Cluster for KubeCluster {
         finalizer: &str,
         rv: Option<&str>,
     ) -> Result<(), ClusterError> {
-        let c = self.client.clone();
-        port(match target {
-            Target::Node(n) => {
-                write::remove_finalizer(&Api::<Node>::all(c), n, finalizer, rv).await
-            }
-            Target::NodeClaim(n) => {
-                write::remove_finalizer(&Api::<NodeClaim>::all(c), n, finalizer, rv).await
+        transient(|| async {
+            let c = self.client.clone();
+            match target {
+                Target::Node(n) => {
+                    write::remove_finalizer(&Api::<Node>::all(c), n, finalizer, rv).await
+                }
+                Target::NodeClaim(n) => {
+                    write::remove_finalizer(&Api::<NodeClaim>::all(c), n, finalizer, rv).await
+                }
             }
         })
+        .await
     }
 
     async fn emit_event(&self, event: &EventSpec, now: Timestamp) -> Result<(), ClusterError> {
-        port(events::emit(&self.client, event, now).await)
+        events::emit(&self.client, event, now).await
     }
 
     async fn acquire_lease(&self, req: &LeaseRequest) -> Result<LeaseOutcome, ClusterError> {
-        port(lease::acquire(&self.client, req).await)
+        transient(|| lease::acquire(&self.client, req)).await
     }
 
     async fn release_lease(&self, req: &LeaseRequest) -> Result<(), ClusterError> {
-        port(lease::release(&self.client, req).await)
+        transient(|| lease::release(&self.client, req)).await
     }
 
     async fn unavailable_offerings(
         &self,
         now: Timestamp,
     ) -> Result<UnavailableOfferings, ClusterError> {
-        port(self.offerings.load(now).await)
+        transient(|| self.offerings.load(now)).await
     }
 
     async fn record_unavailable(
@@ -316,6 +319,8 @@ impl Cluster for KubeCluster {
         marks: &UnavailableOfferings,
         now: Timestamp,
     ) -> Result<(), ClusterError> {
-        port(self.offerings.record(marks, now).await.map(|_| ()))
+        transient(|| self.offerings.record(marks, now))
+            .await
+            .map(|_| ())
     }
 }

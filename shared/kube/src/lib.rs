@@ -21,6 +21,7 @@ pub mod lease;
 pub mod nodes;
 pub mod offerings;
 pub mod pods;
+pub mod retry;
 pub mod snapshot;
 pub mod write;
 

@@ -29,14 +29,9 @@ impl Default for SnapshotOptions {
     }
 }
 
-/// Attempts per page: a list is idempotent, so a 5xx or a timeout is tried again at once
-/// (after 25 ms, then 50 ms) rather than failing the whole snapshot, and the invocation
-/// with it.
-const LIST_ATTEMPTS: u32 = 3;
-
 /// Lists every object of a collection, following continue tokens. A 410 on a continue
 /// token (the list snapshot expired) restarts the list once from the beginning; a page that
-/// fails transiently is tried again ([`LIST_ATTEMPTS`]).
+/// fails transiently is tried again, as [`crate::retry`] tries any repeatable request.
 pub async fn list_all<K>(api: Api<K>, lp: &ListParams) -> Result<(Vec<K>, String), ClusterError>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
@@ -58,9 +53,8 @@ where
                         continue 'restart;
                     }
                     Err(e) => match crate::error::classify(e) {
-                        ClusterError::Transient(_) if attempt < LIST_ATTEMPTS => {
-                            let backoff = std::time::Duration::from_millis(25 << (attempt - 1));
-                            tokio::time::sleep(backoff).await;
+                        ClusterError::Transient(_) if attempt < crate::retry::ATTEMPTS => {
+                            tokio::time::sleep(crate::retry::backoff(attempt)).await;
                             attempt += 1;
                         }
                         err => return Err(err),

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kerf_api::v1::NodeClaim;
-use kerf_kube::{Cluster, Deleted, Target};
+use kerf_kube::{Cluster, ClusterError, Deleted, Target};
 use kube::api::{Api, PostParams};
 use serde_json::json;
 
@@ -226,4 +226,27 @@ async fn node_claim_deletion_waits_for_its_finalizer() {
             .unwrap()
             .is_none()
     );
+}
+
+#[tokio::test]
+async fn a_failed_nodeclaim_create_is_never_repeated() {
+    let (sim, client) = start().await;
+    let kc = cluster(&client);
+    let pool = create_pool(&client, "default").await;
+    sim.inject(kerf_sim::Fault {
+        method: "POST".into(),
+        path_contains: "/nodeclaims".into(),
+        times: 1,
+        error: kerf_sim::ApiError::new(504, "Timeout", "the request timed out".into(), None),
+    });
+    // A timed-out create may have happened: repeating it could make a second NodeClaim.
+    let e = kc.create_node_claim(&pool, claim()).await.unwrap_err();
+    assert!(matches!(e, ClusterError::Transient(_)), "{e:?}");
+    let creates = sim
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.uri.contains("/nodeclaims"))
+        .count();
+    assert_eq!(creates, 1);
+    assert!(kc.node_claims().await.unwrap().is_empty());
 }

@@ -294,3 +294,60 @@ async fn server_errors_are_typed() {
     let e = kc.taint_node("absent", &bad).await.unwrap_err();
     assert!(e.is_not_found() && !e.is_retryable());
 }
+
+#[tokio::test]
+async fn repeatable_requests_are_tried_again_on_a_transient_failure() {
+    let (sim, client) = start().await;
+    let kc = cluster(&client);
+    seed_node(&sim, "n1");
+    let fail = |method: &str, path: &str, times| kerf_sim::Fault {
+        method: method.into(),
+        path_contains: path.into(),
+        times,
+        error: kerf_sim::ApiError::new(504, "Timeout", "the request timed out".into(), None),
+    };
+    let now = jiff::Timestamp::UNIX_EPOCH + jiff::SignedDuration::from_hours(500_000);
+    // A failed read of the Lease, then a failed create, cost no invocation: the third
+    // attempt takes it.
+    sim.inject(fail("GET", "/leases/kerf-leader", 1));
+    sim.inject(fail("POST", "/leases", 1));
+    let got = kc.acquire_lease(&lease("a", now)).await.unwrap();
+    assert!(matches!(got, LeaseOutcome::Held { .. }), "{got:?}");
+    sim.inject(fail("PUT", "/leases/kerf-leader", 2));
+    kc.release_lease(&lease("a", now)).await.unwrap();
+    let served = sim.requests();
+    let lease_reads = served
+        .iter()
+        .filter(|r| r.method == "GET" && r.uri.contains("/leases/kerf-leader"))
+        .count();
+    assert_eq!(
+        lease_reads, 6,
+        "three attempts to take it, three to release it"
+    );
+    let l: k8s_openapi::api::coordination::v1::Lease =
+        Api::namespaced(client.clone(), "kube-system")
+            .get("kerf-leader")
+            .await
+            .unwrap();
+    assert_eq!(l.spec.unwrap().holder_identity, None, "released");
+    // Reads and patches of a Node likewise; three failures in a row reach the caller.
+    sim.inject(fail("GET", "/nodes/n1", 2));
+    assert!(kc.node("n1").await.unwrap().is_some());
+    sim.inject(fail("PATCH", "/nodes/n1", 2));
+    kc.label_node("n1", &[("a".to_string(), "b".to_string())].into())
+        .await
+        .unwrap();
+    sim.inject(fail("GET", "/nodes/n1", 3));
+    let e = kc.node("n1").await.unwrap_err();
+    assert!(matches!(e, ClusterError::Transient(_)), "{e:?}");
+    // A conflict is the caller's to resolve: answered at once, not repeated.
+    sim.inject(kerf_sim::Fault {
+        error: kerf_sim::ApiError::new(409, "Conflict", "modified".into(), None),
+        ..fail("PATCH", "/nodes/n1", 1)
+    });
+    let e = kc
+        .label_node("n1", &[("c".to_string(), "d".to_string())].into())
+        .await
+        .unwrap_err();
+    assert!(e.is_conflict(), "{e:?}");
+}
