@@ -4,8 +4,8 @@
 pub use kerf_labels::aws::NODECLASS;
 pub use kerf_labels::{
     ARCH, CAPACITY_TYPE, DISRUPTED_TAINT, HOSTNAME, INITIALIZED, INSTANCE_TYPE, NAMESPACE_NAME,
-    NODEPOOL, OS, REGION, REGISTERED, UNSCHEDULABLE_TAINT, WINDOWS_BUILD, ZONE, is_restricted,
-    is_well_known, normalize,
+    NODEPOOL, OS, REGION, REGISTERED, UNREGISTERED_TAINT, UNSCHEDULABLE_TAINT, WINDOWS_BUILD, ZONE,
+    is_restricted, is_well_known, normalize,
 };
 
 /// The key a required node-affinity `matchFields` term on `metadata.name` becomes: no label

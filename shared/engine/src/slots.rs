@@ -170,7 +170,7 @@ pub fn node_slots(
     let mut nodes: Vec<&Node> = snap
         .nodes
         .iter()
-        .filter(|n| usable_node(n) && !overlay.gone(&n.name))
+        .filter(|n| usable_node(n) && !unowned_unregistered(snap, n) && !overlay.gone(&n.name))
         .collect();
     nodes.sort_by(|a, b| {
         initialized(b)
@@ -217,6 +217,20 @@ fn claim_slots(snap: &Snapshot, ix: &ResIndex, pools: &[PoolCtx<'_>]) -> Vec<Slo
 
 fn usable_node(n: &Node) -> bool {
     !n.deleting && !n.taints.iter().any(|t| t.key == labels::DISRUPTED_TAINT)
+}
+
+/// A Node still tainted `karpenter.sh/unregistered` that no live NodeClaim owns (by providerID
+/// or node name) never takes pods: only registration lifts that taint, and registration needs
+/// the claim. It is what an instance leaves behind when its claim timed out before the launch
+/// was recorded; garbage collection removes it. Counting it as capacity would hold the pods
+/// that need a new claim until then.
+fn unowned_unregistered(snap: &Snapshot, n: &Node) -> bool {
+    n.taints.iter().any(|t| t.key == labels::UNREGISTERED_TAINT)
+        && !snap.node_claims.iter().any(|c| {
+            !c.deleting
+                && ((!n.provider_id.is_empty() && c.provider_id == n.provider_id)
+                    || c.node_name.as_deref() == Some(n.name.as_str()))
+        })
 }
 
 fn initialized(n: &Node) -> bool {
@@ -364,3 +378,7 @@ fn estimate_allocatable(
     }
     est.unwrap_or_else(|| Res::zero(ix.len()))
 }
+
+#[cfg(test)]
+#[path = "slots_tests.rs"]
+mod tests;
