@@ -286,3 +286,28 @@ async fn a_pod_no_instance_type_fits_is_published_as_unschedulable_with_its_reas
         "the event names the pod and the resource no type has: {detail}"
     );
 }
+
+#[tokio::test]
+async fn a_launch_that_could_not_be_recorded_is_recorded_by_the_next_pass_with_the_same_instance() {
+    let mut w = getting_started().await.unwrap();
+    w.sim.inject(kerf_sim::Fault {
+        method: "PATCH".into(),
+        path_contains: "karpenter.sh/v1/nodeclaims/".into(),
+        // Every attempt of the claim's first patch (the launch labels).
+        times: 3,
+        error: kerf_sim::ApiError::internal("etcd is sad"),
+    });
+    w.apply(&inflate(5)).await.unwrap();
+    let ok = w
+        .run_until(SignedDuration::from_mins(4), |c| all_running(c, 5))
+        .await
+        .unwrap();
+    let logs: Vec<String> = w.logs.lines();
+    assert!(
+        ok,
+        "pods not running: {:?}\n{logs:#?}",
+        not_running(&w.client).await
+    );
+    assert_eq!(w.cloud.instances().len(), 1, "one instance ever");
+    assert_eq!(w.logs.with_message("could not record the launch").len(), 1);
+}

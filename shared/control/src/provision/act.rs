@@ -328,7 +328,12 @@ async fn launched<C: Cluster, K: Cloud, P: Publisher>(
     // so the next pass re-finds the same instance and writes the status.
     let labels = launch::launched_labels(l, catalog);
     if let Err(e) = ctx.cluster.label_node_claim(&name, &labels).await {
-        return LaunchOutcome::Failed(format!("labelling the launched nodeclaim: {e}"));
+        return not_recorded(
+            ctx,
+            &name,
+            l,
+            format!("labelling the launched nodeclaim: {e}"),
+        );
     }
     let status = launch::launched_status(c, l, catalog, ctx.now());
     let written = match ctx
@@ -337,7 +342,7 @@ async fn launched<C: Cluster, K: Cloud, P: Publisher>(
         .await
     {
         Ok(w) => w,
-        Err(e) => return LaunchOutcome::Failed(format!("recording the launch: {e}")),
+        Err(e) => return not_recorded(ctx, &name, l, format!("recording the launch: {e}")),
     };
     let pool = claim::pool_name(c).unwrap_or_default().to_string();
     ctx.metrics
@@ -356,6 +361,22 @@ async fn launched<C: Cluster, K: Cloud, P: Publisher>(
     };
     notify::publish(ctx, &[ev]).await;
     LaunchOutcome::Launched(Box::new(written))
+}
+
+/// An instance exists but the claim does not say so yet: logged, and left to the next pass,
+/// which finds the same instance through the launch's idempotency key.
+fn not_recorded<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    name: &str,
+    l: &crate::ports::Launched,
+    e: String,
+) -> LaunchOutcome {
+    ctx.log.warn(
+        LIFECYCLE,
+        "could not record the launch",
+        json!({"NodeClaim": obj(name), "provider-id": l.provider_id, "error": e}),
+    );
+    LaunchOutcome::Failed(e)
 }
 
 async fn record_unavailable<C: Cluster, K: Cloud, P: Publisher>(
