@@ -13,6 +13,7 @@
 //!    NodeClaim is gone: plan once more in the same invocation.
 
 pub mod act;
+pub mod launch_one;
 pub(crate) mod notify;
 
 use std::time::Instant;
