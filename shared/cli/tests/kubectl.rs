@@ -92,12 +92,20 @@ fn kubectl(bin: &Path, s: &Served, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A finished process's stdout, after asserting it succeeded (`what` names it on failure).
+fn succeeded(o: Output, what: &str) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{what}: {out}\n{err}");
+    out
+}
+
 /// Runs kubectl; its stdout, after asserting it succeeded.
 fn ok(bin: &Path, s: &Served, args: &[&str]) -> String {
-    let o = kubectl(bin, s, args);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{} {args:?}: {err}", bin.display());
-    String::from_utf8(o.stdout).unwrap()
+    succeeded(
+        kubectl(bin, s, args),
+        &format!("{} {args:?}", bin.display()),
+    )
 }
 
 /// Retries `args` until its output satisfies `done` (the cluster acts in simulated time).
@@ -257,12 +265,7 @@ fn from_a_dump(bin: &Path, s: &Served, dir: &Path) {
         .args(["sim", &file])
         .output()
         .unwrap();
-    let out = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "{out}{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let out = succeeded(run, "kerf sim from-dump.yaml");
     assert!(out.contains("its controller makes it again"), "{out}");
     assert!(
         out.contains("5 pods placed") && out.contains("invariants held"),
@@ -290,13 +293,7 @@ fn kubectl_watches_and_drives_the_served_cluster() {
             .success()
     );
     let child = std::mem::replace(&mut s.child, Command::new("true").spawn().unwrap());
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(child.wait_with_output().unwrap(), "kerf sim --serve");
     assert!(stdout.contains("launched nodeclaim"), "{stdout}");
     assert!(stdout.contains("cost $"), "{stdout}");
     assert!(stdout.contains("invariants held"), "{stdout}");

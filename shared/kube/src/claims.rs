@@ -1,7 +1,8 @@
 //! NodeClaim writers: create (generateName, ownerReference, finalizer), status, conditions.
 
 use crate::error::{ClusterError, KubeResult};
-use crate::write::{patch_if_unchanged, retry_on_conflict};
+use crate::retry::on_conflict;
+use crate::write::patch_if_unchanged;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kerf_api::v1::{Condition, NodeClaim, NodeClaimStatus, NodePool};
 use kube::api::{Api, PostParams};
@@ -114,7 +115,7 @@ pub async fn set_conditions(
     let updates =
         serde_json::to_value(conditions).map_err(|e| ClusterError::Fatal(e.to_string()))?;
     let updates = updates.as_array().cloned().unwrap_or_default();
-    retry_on_conflict(|| async {
+    on_conflict(|| async {
         let nc = api.get(name).await.kube()?;
         let current = serde_json::to_value(&nc.status).unwrap_or(Value::Null);
         let current = current["conditions"]

@@ -2,7 +2,8 @@
 //! resourceVersion precondition, retrying on conflict; a write that changes nothing is skipped.
 
 use crate::error::{ClusterError, KubeResult};
-use crate::write::{patch_if_unchanged, retry_on_conflict};
+use crate::retry::on_conflict;
+use crate::write::patch_if_unchanged;
 use k8s_openapi::api::core::v1::{Node, Taint};
 use kube::Client;
 use kube::api::Api;
@@ -29,7 +30,7 @@ where
     F: Fn(&[Taint]) -> Vec<Taint>,
 {
     let api: Api<Node> = Api::all(client.clone());
-    retry_on_conflict(|| async {
+    on_conflict(|| async {
         let n = api.get(node).await.kube()?;
         let current = n
             .spec
@@ -71,7 +72,7 @@ pub async fn cordon(
     unschedulable: bool,
 ) -> Result<Node, ClusterError> {
     let api: Api<Node> = Api::all(client.clone());
-    retry_on_conflict(|| async {
+    on_conflict(|| async {
         let n = api.get(node).await.kube()?;
         let current = n
             .spec

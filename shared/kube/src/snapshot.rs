@@ -42,24 +42,22 @@ where
         let mut params = lp.clone();
         let mut first_rv = None;
         loop {
-            let mut attempt = 1;
-            let page = loop {
+            // `None`: the continue token expired (410), and the list starts over once.
+            let page = crate::retry::transient(|| async {
                 match api.list(&params).await {
-                    Ok(p) => break p,
+                    Ok(p) => Ok(Some(p)),
                     Err(kube::Error::Api(s))
                         if s.code == 410 && !restarted && params.continue_token.is_some() =>
                     {
-                        restarted = true;
-                        continue 'restart;
+                        Ok(None)
                     }
-                    Err(e) => match crate::error::classify(e) {
-                        ClusterError::Transient(_) if attempt < crate::retry::ATTEMPTS => {
-                            tokio::time::sleep(crate::retry::backoff(attempt)).await;
-                            attempt += 1;
-                        }
-                        err => return Err(err),
-                    },
+                    Err(e) => Err(crate::error::classify(e)),
                 }
+            })
+            .await?;
+            let Some(page) = page else {
+                restarted = true;
+                continue 'restart;
             };
             first_rv.get_or_insert(page.metadata.resource_version.clone().unwrap_or_default());
             items.extend(page.items);

@@ -1,4 +1,4 @@
-//! Shared write helpers: conflict retries, conditional merge patches, deletes, finalizers.
+//! Shared write helpers: conditional merge patches, deletes, finalizers.
 
 use crate::error::{ClusterError, KubeResult};
 use either::Either;
@@ -9,25 +9,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::fmt::Debug;
-use std::future::Future;
 
-/// Attempts for read-modify-write loops before a Conflict is handed to the caller.
-pub const CONFLICT_ATTEMPTS: usize = 4;
-
-/// Runs `f` again while it fails with Conflict, up to [`CONFLICT_ATTEMPTS`] times.
-pub async fn retry_on_conflict<T, F, Fut>(mut f: F) -> Result<T, ClusterError>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, ClusterError>>,
-{
-    let mut attempt = 1;
-    loop {
-        match f().await {
-            Err(ClusterError::Conflict(_)) if attempt < CONFLICT_ATTEMPTS => attempt += 1,
-            other => return other,
-        }
-    }
-}
+use crate::retry::on_conflict;
 
 /// A merge patch carrying `metadata.resourceVersion`, so the server rejects it (409) if the
 /// object changed since it was read.
@@ -78,7 +61,7 @@ pub async fn add_finalizer<K>(api: &Api<K>, name: &str, finalizer: &str) -> Resu
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
 {
-    retry_on_conflict(|| async {
+    on_conflict(|| async {
         let obj = api.get(name).await.kube()?;
         let mut list = obj.meta().finalizers.clone().unwrap_or_default();
         if list.iter().any(|f| f == finalizer) {

@@ -250,3 +250,27 @@ async fn a_failed_nodeclaim_create_is_never_repeated() {
     assert_eq!(creates, 1);
     assert!(kc.node_claims().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_list_whose_continue_token_expired_starts_over_once() {
+    let (sim, client) = start().await;
+    for i in 0..10 {
+        seed_node(&sim, &format!("n{i}"));
+    }
+    // Ten pages of one Node, 200 ms each: the history is compacted while they are read.
+    sim.set_latency(std::time::Duration::from_millis(200));
+    let api = Api::<k8s_openapi::api::core::v1::Node>::all(client.clone());
+    let lp = kube::api::ListParams::default().limit(1);
+    let list = tokio::spawn(async move { kerf_kube::snapshot::list_all(api, &lp).await });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    sim.compact();
+    let (nodes, _) = list.await.unwrap().unwrap();
+    assert_eq!(nodes.len(), 10, "every Node, once");
+    let served = sim.requests();
+    let expired = served.iter().filter(|r| r.status == 410).count();
+    assert_eq!(expired, 1, "one page expired, and the list started over");
+    assert!(
+        served.len() > 11,
+        "the list was read again from its first page"
+    );
+}

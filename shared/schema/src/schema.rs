@@ -62,16 +62,33 @@ fn walk_mut(schema: &Value, v: &mut Value, root: bool, mut pruned: Option<&mut P
         Value::Object(map) => object_mut(schema, map, root, pruned),
         Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
-                if let Some(p) = pruned.as_deref_mut() {
-                    p.enter(format!("[{i}]"));
-                }
-                walk_mut(&schema["items"], item, false, pruned.as_deref_mut());
-                if let Some(p) = pruned.as_deref_mut() {
-                    p.leave();
-                }
+                walk_child(
+                    &schema["items"],
+                    item,
+                    || format!("[{i}]"),
+                    pruned.as_deref_mut(),
+                );
             }
         }
         _ => {}
+    }
+}
+
+/// Walks a child value, with `segment` on the recorded path while it does (the segment is
+/// only built when pruned keys are being recorded).
+fn walk_child(
+    schema: &Value,
+    child: &mut Value,
+    segment: impl FnOnce() -> String,
+    pruned: Option<&mut Pruned>,
+) {
+    match pruned {
+        Some(p) => {
+            p.enter(segment());
+            walk_mut(schema, child, false, Some(&mut *p));
+            p.leave();
+        }
+        None => walk_mut(schema, child, false, None),
     }
 }
 
@@ -113,13 +130,7 @@ fn object_mut(
             None if additional.is_object() => additional,
             None => continue,
         };
-        if let Some(p) = pruned.as_deref_mut() {
-            p.enter(k.clone());
-        }
-        walk_mut(child_schema, child, false, pruned.as_deref_mut());
-        if let Some(p) = pruned.as_deref_mut() {
-            p.leave();
-        }
+        walk_child(child_schema, child, || k.clone(), pruned.as_deref_mut());
     }
 }
 

@@ -194,17 +194,10 @@ impl<'a> Runner<'a> {
         if skipped.is_empty() {
             return;
         }
-        let shown: Vec<&str> = skipped.iter().take(4).map(String::as_str).collect();
-        let more = skipped.len().saturating_sub(shown.len());
-        let tail = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        };
         let text = format!(
-            "skipped {} objects: {}{tail}",
+            "skipped {} objects: {}",
             skipped.len(),
-            shown.join(", ")
+            kerf_control::log::abbreviate(skipped, 4)
         );
         let line = TimelineEvent {
             at: self.w.now(),
