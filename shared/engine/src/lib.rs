@@ -31,7 +31,10 @@ mod scheduler;
 mod slots;
 mod topology;
 
-pub use disruption::{DisruptOptions, allowed_disruptions, disrupt, evacuate};
+pub use disruption::{
+    DisruptOptions, Recorded, Rejection, allowed_disruptions, disrupt, due_moments, evacuate,
+    validate,
+};
 pub use model::{Options, Snapshot};
 pub use plan::Plan;
 

@@ -14,6 +14,7 @@ mod pass;
 pub mod pods;
 mod replace;
 mod simulate;
+mod validate;
 
 use crate::model::{NodePool, Snapshot};
 use crate::plan::{Drifted, Method, Plan, PoolBudget, SkipKind};
@@ -22,6 +23,7 @@ use candidates::{Census, census};
 use pass::Pass;
 
 pub use evacuate::evacuate;
+pub use validate::{Recorded, Rejection, validate};
 
 /// Disruption knobs, with Karpenter's defaults.
 #[derive(Clone, Debug)]
@@ -162,4 +164,26 @@ fn defer(pass: &mut Pass<'_>, method: Method) {
             pass.note(i, (SkipKind::Deferred, why.clone()));
         }
     }
+}
+
+/// When a managed node next becomes due for a disruption method by itself: the earliest
+/// future moment its `consolidateAfter` passes or its `expireAfter` runs out, per NodeClaim
+/// (sorted by name). The disruption function sets a timer for each.
+pub fn due_moments(snap: &Snapshot) -> Vec<(String, crate::model::Timestamp)> {
+    let census = census(snap);
+    let now = snap.now;
+    let mut out: Vec<(String, crate::model::Timestamp)> = census
+        .candidates
+        .iter()
+        .filter_map(|c| {
+            [c.consolidatable_at, c.expires_at]
+                .into_iter()
+                .flatten()
+                .filter(|&t| t > now)
+                .min()
+                .map(|t| (c.claim.name.clone(), t))
+        })
+        .collect();
+    out.sort();
+    out
 }

@@ -2,7 +2,7 @@
 //! replaces them, what it saves), why every other managed node stays, which claims drifted,
 //! and what each NodePool's budgets allow now.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Launch, Nomination};
 use crate::model::DisruptionReason;
@@ -68,7 +68,7 @@ impl Disruption {
 
 /// Which method planned a command, in Karpenter's order (expiration is forceful and runs
 /// beside them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Method {
     Expiration,

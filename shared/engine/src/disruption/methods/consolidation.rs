@@ -59,7 +59,7 @@ pub fn eligibility(c: &Candidate<'_>, now: Timestamp, underutilized: bool) -> Op
 
 /// What one consolidation move does: the replacements (none for a delete) and where the
 /// moved pods land on existing capacity.
-type Move = (Vec<Launch>, Vec<Nomination>);
+pub(crate) type Move = (Vec<Launch>, Vec<Nomination>);
 
 /// Plans consolidation; the method that planned a command, if any.
 pub fn run(pass: &mut Pass<'_>) -> Option<Method> {
@@ -98,7 +98,7 @@ fn eligible(pass: &mut Pass<'_>) -> Vec<usize> {
 }
 
 /// Karpenter's `computeConsolidation` for candidates `idx`.
-fn compute(pass: &mut Pass<'_>, idx: &[usize]) -> Result<Move, Block> {
+pub(crate) fn compute(pass: &mut Pass<'_>, idx: &[usize]) -> Result<Move, Block> {
     if !pass.can_simulate() {
         return Err((
             SkipKind::Deferred,
