@@ -9,8 +9,11 @@
 //! 4. for each planned launch create the NodeClaim first, then launch it with the NodeClaim's
 //!    UID as idempotency key, then record provider ID, capacity and `Launched=True`;
 //! 5. nominate pods and report the unschedulable ones (Events, decision events);
-//! 6. if a launch found no capacity, its offerings are now cached unavailable and its
-//!    NodeClaim is gone: plan once more in the same invocation.
+//! 6. plan again in the same invocation, as Karpenter re-solves at once, while the pass made
+//!    progress that may place more: a launch found no capacity (its offerings are now cached
+//!    unavailable and its NodeClaim is gone, so the next plan excludes them), or launches
+//!    recorded their real capacity while pods were left over (a NodePool's limits charge a
+//!    launch at its largest option, so room may remain). At most [`MAX_PASSES`] passes.
 
 pub mod act;
 pub mod launch_one;
@@ -19,7 +22,7 @@ pub(crate) mod notify;
 use std::time::Instant;
 
 use kerf_engine::Options;
-use kerf_engine::plan::{Plan, Unschedulable};
+use kerf_engine::plan::{Plan, ReasonKind, Unschedulable};
 use serde_json::json;
 
 use crate::ctx::Ctx;
@@ -53,6 +56,11 @@ pub struct ProvisionReport {
     pub errors: Vec<String>,
 }
 
+/// Passes one invocation runs at most (each excludes what the one before found unavailable:
+/// a launch tries up to 60 instance types, so spot gone everywhere takes a few passes to
+/// fall back to on-demand; the bound keeps an invocation well inside its timeout).
+pub const MAX_PASSES: usize = 25;
+
 /// Provisions, assuming the caller holds the decision Lease.
 pub async fn provision<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
@@ -63,9 +71,16 @@ pub async fn provision<C: Cluster, K: Cloud, P: Publisher>(
         let mut view = View::read(ctx).await?;
         let resumed = act::resume(ctx, &mut view, &mut report).await;
         let plan = schedule(ctx, &view, &mut report);
-        let final_pass = report.passes >= 2;
+        let final_pass = report.passes >= MAX_PASSES;
+        let launched_before = report.launched.len();
         let ice = act::apply(ctx, &view, &plan, final_pass, &mut report).await;
-        if !(resumed.insufficient_capacity || ice) || report.passes >= 2 {
+        let launched = report.launched.len() > launched_before;
+        let left_over = report
+            .unschedulable
+            .iter()
+            .any(|u| u.kind == ReasonKind::NoNodePoolFits);
+        let again = resumed.insufficient_capacity || ice || (launched && left_over);
+        if !again || final_pass {
             return Ok(report);
         }
     }
