@@ -59,8 +59,8 @@ pub fn summary(o: &Outcome, wall: Duration) -> String {
 pub fn over(o: &Outcome, end: jiff::SignedDuration) -> (f64, f64) {
     let extra = (end - o.simulated).as_secs_f64().max(0.0) / 3600.0;
     (
-        o.cost + o.last.cost_per_hour() * extra,
-        o.node_hours + o.last.claims.len() as f64 * extra,
+        o.cost + o.last.billed_per_hour * extra,
+        o.node_hours + o.last.billed_instances() as f64 * extra,
     )
 }
 
@@ -76,6 +76,7 @@ pub fn comparison(runs: &[(&str, Outcome)]) -> String {
             "DECISIONS",
             "COST",
             "NODE-HOURS",
+            "$/H AT END",
             "LAUNCHED",
             "DISRUPTIONS",
             "ASSERTIONS FAILED",
@@ -89,6 +90,7 @@ pub fn comparison(runs: &[(&str, Outcome)]) -> String {
             label.to_string(),
             format!("${cost:.4}"),
             format!("{hours:.2}"),
+            format!("${:.4}", o.last.billed_per_hour),
             o.last.launched.to_string(),
             o.last.disruptions().to_string(),
             o.failures.len().to_string(),

@@ -46,12 +46,22 @@ pub struct Observation {
     pub interruptions: usize,
     /// Event reasons seen since the start, with counts.
     pub reasons: BTreeMap<String, usize>,
+    /// Instances EC2 bills now (pending or running: draining nodes and orphans included),
+    /// per `instance-type/capacity-type`.
+    pub billed: BTreeMap<String, usize>,
+    /// USD per hour of the instances EC2 bills now.
+    pub billed_per_hour: f64,
 }
 
 impl Observation {
     /// USD per hour of the nodes.
     pub fn cost_per_hour(&self) -> f64 {
         self.claims.iter().fold(0.0, |sum, c| sum + c.price)
+    }
+
+    /// Instances EC2 bills now.
+    pub fn billed_instances(&self) -> usize {
+        self.billed.values().sum()
     }
 
     /// Nodes per value of a field.
@@ -163,6 +173,22 @@ fn row(w: &World, c: &NodeClaim) -> ClaimRow {
     }
 }
 
+/// What EC2 bills now: every instance from its launch until it shuts down, whatever its
+/// NodeClaim's state (a draining node costs until its instance is terminated).
+fn billing(w: &World) -> (BTreeMap<String, usize>, f64) {
+    let mut shapes = BTreeMap::new();
+    let mut per_hour = 0.0;
+    for i in w.cloud.instances() {
+        if !matches!(i.info.state.as_str(), "pending" | "running" | "stopping") {
+            continue;
+        }
+        let (it, ct) = (&i.info.instance_type, i.info.capacity_type);
+        per_hour += w.cloud.prices.price(ct, it, &i.info.zone).unwrap_or(0.0);
+        *shapes.entry(format!("{it}/{}", ct.as_str())).or_default() += 1;
+    }
+    (shapes, per_hour)
+}
+
 impl Observer {
     /// Looks at the world; returns what it sees and the timeline lines since the last look.
     pub fn look(&mut self, w: &World) -> Result<(Observation, Vec<TimelineEvent>), kube::Error> {
@@ -232,8 +258,11 @@ impl Observer {
                 self.placed.insert(uid.clone());
             }
         }
+        let (billed, billed_per_hour) = billing(w);
         let o = Observation {
             at,
+            billed,
+            billed_per_hour,
             claims: rows,
             pending,
             running,

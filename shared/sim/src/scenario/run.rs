@@ -18,9 +18,10 @@ use crate::world::{World, WorldOptions};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
     pub at: Timestamp,
-    /// Nodes per `instance-type/capacity-type`.
+    /// Instances EC2 bills per `instance-type/capacity-type` (draining nodes included).
     pub nodes: BTreeMap<String, usize>,
     pub pending: usize,
+    /// USD per hour EC2 bills.
     pub cost_per_hour: f64,
 }
 
@@ -33,9 +34,10 @@ pub struct Outcome {
     pub timeline: Vec<TimelineEvent>,
     /// The cluster at the end.
     pub last: Observation,
-    /// USD spent on nodes over the run (cost per hour integrated over simulated time).
+    /// USD spent on instances over the run (what EC2 bills per hour, draining nodes included,
+    /// integrated over simulated time).
     pub cost: f64,
-    /// Node-hours over the run.
+    /// Instance-hours over the run (draining nodes included).
     pub node_hours: f64,
     /// Simulated time covered.
     pub simulated: SignedDuration,
@@ -70,9 +72,32 @@ pub enum Decisions {
     /// Kerf's: cost-optimised packing and consolidation search.
     Kerf,
     /// Karpenter's: first-fit packing, multi-node consolidation over at most 100 candidates,
-    /// single-node consolidation taking the first candidate that can move. Assertions are
-    /// recorded in [`Outcome::failures`] instead of ending the run (they describe Kerf).
+    /// single-node consolidation taking the first candidate that can move, on Karpenter's
+    /// cadence (a disruption pass every 10 s besides the passes its commands requeue).
+    /// Assertions are recorded in [`Outcome::failures`] instead of ending the run (they
+    /// describe Kerf).
     Karpenter,
+}
+
+/// Karpenter's disruption controller polls this often when it did nothing.
+pub const KARPENTER_DISRUPTION_POLL: SignedDuration = SignedDuration::from_secs(10);
+
+impl Decisions {
+    /// The world options of a run with these decisions.
+    pub fn options(self) -> WorldOptions {
+        let karpenter = self == Decisions::Karpenter;
+        let defaults = WorldOptions::default();
+        WorldOptions {
+            skip_idle: true,
+            karpenter_decisions: karpenter,
+            disruption_every: if karpenter {
+                KARPENTER_DISRUPTION_POLL
+            } else {
+                defaults.disruption_every
+            },
+            ..defaults
+        }
+    }
 }
 
 /// Runs `s`; with Kerf's decisions an assertion that does not hold ends the run with an error
@@ -82,12 +107,7 @@ pub async fn run(
     decisions: Decisions,
     progress: &mut dyn Progress,
 ) -> Result<Outcome, ScenarioError> {
-    let options = WorldOptions {
-        skip_idle: true,
-        karpenter_decisions: decisions == Decisions::Karpenter,
-        ..WorldOptions::default()
-    };
-    let mut r = Runner::start(s, options, progress, None).await?;
+    let mut r = Runner::start(s, decisions.options(), progress, None).await?;
     r.steps(decisions == Decisions::Karpenter).await?;
     Ok(r.finish())
 }
@@ -286,9 +306,9 @@ impl Runner<'_> {
         }
         let sample = Sample {
             at: o.at,
-            nodes: o.shapes(),
+            nodes: o.billed.clone(),
             pending: o.pending,
-            cost_per_hour: o.cost_per_hour(),
+            cost_per_hour: o.billed_per_hour,
         };
         let same = self.out.samples.last().is_some_and(|p| {
             p.nodes == sample.nodes
