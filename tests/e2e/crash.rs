@@ -130,8 +130,9 @@ fn disruption() -> Boxed<'static, (World, Value)> {
 
 fn run_disruption<'a>(w: &'a World, s: &'a CrashSwitch, _: &'a Value) -> Boxed<'a, ()> {
     Box::pin(async move {
-        let q = &w.termination_queue;
-        handlers::disruption::handle(&w.crashing(s), q, "crashing-disruption", &w.disruption).await;
+        let (q, opts) = (&w.disruption_queues(), &w.disruption);
+        let event = serde_json::json!({"source": "kerf.schedule"});
+        handlers::disruption::handle(&w.crashing(s), q, "crashing-disruption", opts, &event).await;
     })
 }
 
@@ -146,7 +147,8 @@ fn termination() -> Boxed<'static, (World, Value)> {
 
 fn run_termination<'a>(w: &'a World, s: &'a CrashSwitch, event: &'a Value) -> Boxed<'a, ()> {
     Box::pin(async move {
-        handlers::termination::handle(&w.crashing(s), &w.termination_queue, event).await;
+        let (q, t) = (&w.termination_queue, &w.timer_queue);
+        handlers::termination::handle(&w.crashing(s), q, t, event).await;
     })
 }
 

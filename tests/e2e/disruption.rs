@@ -333,14 +333,11 @@ async fn two_disruption_sweeps_at_once_start_one_command() {
     );
     let mut w = recorded_command().await;
     let before = launches(&w);
+    let scheduled = serde_json::json!({"source": "kerf.schedule"});
+    let queues = w.disruption_queues();
     let (a, b) = tokio::join!(
-        handle(&w.disruptor, &w.termination_queue, "sweep-a", &w.disruption),
-        handle(
-            &w.terminator,
-            &w.termination_queue,
-            "sweep-b",
-            &w.disruption
-        ),
+        handle(&w.disruptor, &queues, "sweep-a", &w.disruption, &scheduled),
+        handle(&w.terminator, &queues, "sweep-b", &w.disruption, &scheduled),
     );
     assert_eq!(
         launches(&w) - before,
@@ -391,13 +388,18 @@ async fn a_provisioner_racing_a_sweep_never_loses_the_node_it_just_filled() {
     let messages = w.queue.receive(100);
     assert!(!messages.is_empty(), "the pending pods were hinted");
     let event = kerf_sim::world::SimQueue::event(&messages);
+    let (queues, scheduled) = (
+        w.disruption_queues(),
+        serde_json::json!({"source": "kerf.schedule"}),
+    );
     let (p, d) = tokio::join!(
         provisioner::handle(&w.provisioner, &w.queue, "provisioner-race", &event),
         disruption::handle(
             &w.disruptor,
-            &w.termination_queue,
+            &queues,
             "sweep-race",
-            &w.disruption
+            &w.disruption,
+            &scheduled,
         ),
     );
     w.queue.settle(&messages, &p);

@@ -32,6 +32,7 @@ async fn webhook_fixtures() {
     let valid = webhook::handle(
         ctx,
         &w.queue,
+        &w.timer_queue,
         SECRET,
         &fixture("webhook-nodepool-valid.json"),
     )
@@ -48,6 +49,7 @@ async fn webhook_fixtures() {
     let invalid = webhook::handle(
         ctx,
         &w.queue,
+        &w.timer_queue,
         SECRET,
         &fixture("webhook-nodepool-invalid.json"),
     )
@@ -69,6 +71,7 @@ async fn webhook_fixtures() {
     let pod = webhook::handle(
         ctx,
         &w.queue,
+        &w.timer_queue,
         SECRET,
         &fixture("webhook-pod-unschedulable.json"),
     )
@@ -78,7 +81,7 @@ async fn webhook_fixtures() {
 
     let mut wrong = fixture("webhook-pod-unschedulable.json");
     wrong["rawPath"] = json!("/guess/admit");
-    let denied = webhook::handle(ctx, &w.queue, SECRET, &wrong).await;
+    let denied = webhook::handle(ctx, &w.queue, &w.timer_queue, SECRET, &wrong).await;
     assert_eq!(denied.status, 401);
     assert_eq!(
         w.queue.len(),
@@ -88,7 +91,9 @@ async fn webhook_fixtures() {
     let mut big = fixture("webhook-pod-unschedulable.json");
     big["body"] = json!("x".repeat(webhook::MAX_BODY + 1));
     assert_eq!(
-        webhook::handle(ctx, &w.queue, SECRET, &big).await.status,
+        webhook::handle(ctx, &w.queue, &w.timer_queue, SECRET, &big)
+            .await
+            .status,
         413
     );
     // A review that can be answered but whose object is garbage: Kerf's CRDs are denied
@@ -103,7 +108,7 @@ async fn webhook_fixtures() {
         review["request"]["object"] = json!("not an object");
         garbled["body"] = json!(review.to_string());
         garbled["isBase64Encoded"] = json!(false);
-        let r = webhook::handle(ctx, &w.queue, SECRET, &garbled).await;
+        let r = webhook::handle(ctx, &w.queue, &w.timer_queue, SECRET, &garbled).await;
         assert_eq!(r.status, 200, "{name}");
         assert_eq!(answer(&r)["allowed"], allowed, "{name}");
         if !allowed {
@@ -117,9 +122,32 @@ async fn webhook_fixtures() {
     let mut junk = fixture("webhook-pod-unschedulable.json");
     junk["body"] = json!("{\"kind\": \"AdmissionReview\"}");
     assert_eq!(
-        webhook::handle(ctx, &w.queue, SECRET, &junk).await.status,
+        webhook::handle(ctx, &w.queue, &w.timer_queue, SECRET, &junk)
+            .await
+            .status,
         400
     );
+}
+
+#[tokio::test]
+async fn pod_delete_fixture_is_a_pod_event_for_the_disruption_function() {
+    let w = getting_started().await.unwrap();
+    let (hints, timers) = (w.queue.len(), w.timer_queue.len());
+    let r = webhook::handle(
+        &w.webhook,
+        &w.queue,
+        &w.timer_queue,
+        SECRET,
+        &fixture("webhook-pod-delete.json"),
+    )
+    .await;
+    assert_eq!(answer(&r)["allowed"], true);
+    assert_eq!(w.queue.len(), hints, "no provisioning request");
+    let sent = w.timer_queue.receive(100);
+    assert_eq!(sent.len(), timers + 1, "one timer message");
+    let t = kerf_control::ports::Timer::parse(&sent[timers].body).unwrap();
+    assert_eq!(t.kind, kerf_control::ports::TimerKind::PodEvent);
+    assert_eq!(t.objects, ["ip-192-168-51-117.us-west-2.compute.internal"]);
 }
 
 #[tokio::test]
@@ -127,7 +155,14 @@ async fn pod_running_fixture_times_startup_and_queues_nothing() {
     let w = getting_started().await.unwrap();
     let ctx = &w.webhook;
     let before = w.queue.len();
-    let r = webhook::handle(ctx, &w.queue, SECRET, &fixture("webhook-pod-running.json")).await;
+    let r = webhook::handle(
+        ctx,
+        &w.queue,
+        &w.timer_queue,
+        SECRET,
+        &fixture("webhook-pod-running.json"),
+    )
+    .await;
     assert_eq!(answer(&r)["allowed"], true);
     assert_eq!(
         w.queue.len(),
@@ -170,6 +205,7 @@ async fn node_create_fixture_registers_with_its_nodeclaim() {
     let r = webhook::handle(
         &w.webhook,
         &w.queue,
+        &w.timer_queue,
         SECRET,
         &fixture("webhook-node-create.json"),
     )
@@ -265,6 +301,7 @@ async fn a_kerf_failure_never_blocks_a_node_and_a_failed_publish_never_fails_a_l
     let r = webhook::handle(
         &w.webhook,
         &w.queue,
+        &w.timer_queue,
         SECRET,
         &fixture("webhook-node-create.json"),
     )

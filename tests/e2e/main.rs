@@ -10,3 +10,4 @@ mod health;
 mod interruption;
 mod provisioning;
 mod termination;
+mod timers;

@@ -312,6 +312,7 @@ fn consume(side: Side, w: &World, shared: Shared) -> tokio::task::JoinHandle<()>
 /// termination function at once, until `stop`.
 fn terminations(w: &World, stop: Arc<Notify>) -> tokio::task::JoinHandle<()> {
     let (ctx, queue) = (w.terminator.clone(), w.termination_queue.clone());
+    let timers = w.timer_queue.clone();
     tokio::task::spawn_local(async move {
         let slots = Arc::new(Semaphore::new(TERMINATION_CONCURRENCY));
         loop {
@@ -324,11 +325,13 @@ fn terminations(w: &World, stop: Arc<Notify>) -> tokio::task::JoinHandle<()> {
                     _ = tokio::time::sleep(Duration::from_millis(50)) => continue,
                 }
             }
-            let (ctx, queue) = (ctx.clone(), queue.clone());
+            let (ctx, queue, timers) = (ctx.clone(), queue.clone(), timers.clone());
             tokio::task::spawn_local(async move {
                 tokio::time::sleep(INVOKE).await;
                 let event = SimQueue::event(&batch);
-                let resp = kerf_control::handlers::termination::handle(&ctx, &queue, &event).await;
+                let resp =
+                    kerf_control::handlers::termination::handle(&ctx, &queue, &timers, &event)
+                        .await;
                 queue.settle(&batch, &resp);
                 drop(permit);
             });

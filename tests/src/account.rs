@@ -24,6 +24,8 @@ pub struct Account {
     pub clients: Clients,
     pub queue_url: String,
     pub termination_queue_url: String,
+    /// The disruption function's timer queue.
+    pub disruption_queue_url: String,
     pub endpoint: String,
 }
 
@@ -89,7 +91,7 @@ pub async fn seed(url: &str) -> Account {
             .expect("parameter");
     }
     let mut urls = Vec::new();
-    for name in ["kerf-provisioning", "kerf-termination"] {
+    for name in ["kerf-provisioning", "kerf-termination", "kerf-disruption"] {
         let q = c
             .sqs
             .create_queue()
@@ -100,6 +102,7 @@ pub async fn seed(url: &str) -> Account {
         urls.push(q.queue_url().unwrap_or_default().to_string());
     }
     Account {
+        disruption_queue_url: urls.pop().unwrap_or_default(),
         termination_queue_url: urls.pop().unwrap_or_default(),
         queue_url: urls.pop().unwrap_or_default(),
         clients: c,
@@ -122,6 +125,10 @@ impl Account {
             (
                 "KERF_TERMINATION_QUEUE_URL",
                 self.termination_queue_url.clone(),
+            ),
+            (
+                "KERF_DISRUPTION_QUEUE_URL",
+                self.disruption_queue_url.clone(),
             ),
             ("KERF_WEBHOOK_SECRET_PARAMETER", SECRET_PARAMETER.into()),
             ("KERF_SSM_ROOT", SSM_ROOT.into()),

@@ -1,5 +1,5 @@
-//! The disruption function: the scheduled sweep that consolidates, drifts and expires nodes
-//! (see `handler.rs`).
+//! The disruption function: the pass that consolidates, drifts and expires nodes, on its
+//! timer messages and on a schedule (see `handler.rs`).
 
 mod handler;
 
@@ -11,9 +11,10 @@ async fn main() -> Result<(), Error> {
     tracing::init_default_subscriber();
     let rt = kerf_function::Runtime::from_env().await?;
     let termination = rt.termination_queue()?;
-    let (rt, termination) = (&rt, &termination);
+    let timers = rt.disruption_queue()?;
+    let (rt, termination, timers) = (&rt, &termination, &timers);
     run(service_fn(move |ev: LambdaEvent<Value>| async move {
-        handler::handle(rt, termination, &ev.context.request_id).await
+        handler::handle(rt, termination, timers, &ev.context.request_id, &ev.payload).await
     }))
     .await
 }

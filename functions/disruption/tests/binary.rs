@@ -149,6 +149,10 @@ fn an_unknown_feature_gate_stops_the_start_naming_the_variable() {
             "KERF_TERMINATION_QUEUE_URL",
             "http://127.0.0.1:9/q".to_string(),
         ),
+        (
+            "KERF_DISRUPTION_QUEUE_URL",
+            "http://127.0.0.1:9/t".to_string(),
+        ),
         ("KERF_KUBE_ENDPOINT", "http://127.0.0.1:9".to_string()),
         ("KERF_FEATURE_GATES", "SpotToSpot=true".to_string()),
     ];

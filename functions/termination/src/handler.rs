@@ -1,6 +1,7 @@
 //! An SQS batch of termination messages in, the batch response out: each message is one pass
 //! of the termination state machine, re-queued on the same queue while it must wait. A
-//! Kubernetes client that cannot be built fails the whole batch (it is retried).
+//! Kubernetes client that cannot be built fails the whole batch (it is retried). A completed
+//! termination wakes the disruption function through its timer queue.
 
 use kerf_aws::queue::SqsQueue;
 use kerf_control::handlers::{batch_failures, message_ids, termination};
@@ -10,10 +11,11 @@ use serde_json::{Value, json};
 pub async fn handle(
     rt: &Runtime,
     queue: &SqsQueue,
+    timers: &SqsQueue,
     event: Value,
 ) -> Result<Value, lambda_runtime::Error> {
     match rt.ctx().await {
-        Ok(ctx) => Ok(termination::handle(&ctx, queue, &event).await),
+        Ok(ctx) => Ok(termination::handle(&ctx, queue, timers, &event).await),
         Err(e) => {
             rt.log().error(
                 "termination",

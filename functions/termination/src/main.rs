@@ -11,9 +11,10 @@ async fn main() -> Result<(), Error> {
     tracing::init_default_subscriber();
     let rt = kerf_function::Runtime::from_env().await?;
     let queue = rt.termination_queue()?;
-    let (rt, queue) = (&rt, &queue);
+    let timers = rt.disruption_queue()?;
+    let (rt, queue, timers) = (&rt, &queue, &timers);
     run(service_fn(move |ev: LambdaEvent<Value>| async move {
-        handler::handle(rt, queue, ev.payload).await
+        handler::handle(rt, queue, timers, ev.payload).await
     }))
     .await
 }

@@ -19,12 +19,13 @@ fn url_response(r: HttpResponse) -> Value {
 pub async fn handle(
     rt: &Runtime,
     queue: &SqsQueue,
+    timers: &SqsQueue,
     secret: &str,
     event: Value,
 ) -> Result<Value, lambda_runtime::Error> {
     let work = async {
         match rt.ctx().await {
-            Ok(ctx) => review(&ctx, queue, secret, &event).await,
+            Ok(ctx) => review(&ctx, queue, timers, secret, &event).await,
             Err(e) => {
                 rt.log().error(
                     "webhook",

@@ -12,9 +12,10 @@ async fn main() -> Result<(), Error> {
     let rt = kerf_function::Runtime::from_env().await?;
     let secret = rt.webhook_secret().await?;
     let queue = rt.queue()?;
-    let (rt, secret, queue) = (&rt, secret.as_str(), &queue);
+    let timers = rt.disruption_queue()?;
+    let (rt, secret, queue, timers) = (&rt, secret.as_str(), &queue, &timers);
     run(service_fn(move |ev: LambdaEvent<Value>| async move {
-        handler::handle(rt, queue, secret, ev.payload).await
+        handler::handle(rt, queue, timers, secret, ev.payload).await
     }))
     .await
 }

@@ -115,6 +115,7 @@ fn renders_both_configurations_pointing_at_the_secret_url() {
             "validation.kerf.dev",
             "provisioning.kerf.dev",
             "startup.kerf.dev",
+            "podevents.kerf.dev",
             "initialization.kerf.dev",
             "registration.kerf.dev"
         ]
@@ -179,6 +180,25 @@ fn pod_status_updates_pass_only_when_a_pod_becomes_unschedulable() {
     let running = json!({"metadata": {"name": "p"}, "status": {"phase": "Running",
         "conditions": [{"type": "PodScheduled", "status": "True"}]}});
     assert!(!conditions_pass(w, &running, Some(&unschedulable)));
+}
+
+#[test]
+fn pod_deletions_pass_only_for_a_bound_pod_on_its_first_delete() {
+    let all = webhooks(&render("outputs.json"));
+    let w = all
+        .iter()
+        .find(|w| w["name"] == "podevents.kerf.dev")
+        .unwrap();
+    let bound = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}});
+    assert!(conditions_pass(w, &Value::Null, Some(&bound)));
+    let unbound = json!({"metadata": {"name": "p"}, "spec": {}});
+    assert!(!conditions_pass(w, &Value::Null, Some(&unbound)));
+    let mut terminating = bound.clone();
+    terminating["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+    assert!(
+        !conditions_pass(w, &Value::Null, Some(&terminating)),
+        "the kubelet's final delete is not a second event"
+    );
 }
 
 #[test]
@@ -282,7 +302,7 @@ fn run_binary(outputs: &str, secret: &str) -> (i32, String, String) {
 fn the_binary_prints_the_configurations_and_exits_0() {
     let (code, stdout, _) = run_binary(&fixture("outputs.json"), &fixture("secret"));
     assert_eq!(code, 0);
-    assert_eq!(stdout.matches(URL).count(), 5);
+    assert_eq!(stdout.matches(URL).count(), 6, "one URL per webhook");
 }
 
 #[test]

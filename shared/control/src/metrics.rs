@@ -28,6 +28,9 @@ pub mod names {
     pub const NODECLAIMS_DISRUPTED: &str = "karpenter_nodeclaims_disrupted_total";
     pub const DISRUPTION_DECISIONS: &str = "karpenter_voluntary_disruption_decisions_total";
     pub const ALLOWED_DISRUPTIONS: &str = "karpenter_nodepools_allowed_disruptions";
+    pub const FAILED_VALIDATIONS: &str = "karpenter_voluntary_disruption_failed_validations_total";
+    /// Timer messages sent, by kind (Kerf's own: Karpenter keeps its timers in memory).
+    pub const TIMERS_SENT: &str = "kerf_timers_sent_total";
     /// Hourly price of each NodePool's live NodeClaims (Kerf's own: no Karpenter metric says it).
     pub const NODEPOOL_COST_PER_HOUR: &str = "kerf_nodepool_cost_per_hour";
     pub const INTERRUPTION_RECEIVED: &str = "karpenter_interruption_received_messages_total";

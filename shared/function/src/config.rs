@@ -8,6 +8,7 @@
 //! | `KERF_NAMESPACE` | namespace of Kerf's Lease and cache ConfigMap (default `kerf`) |
 //! | `KERF_PROVISIONING_QUEUE_URL` | the provisioning queue (webhook, provisioner) |
 //! | `KERF_TERMINATION_QUEUE_URL` | the termination queue (termination, disruption) |
+//! | `KERF_DISRUPTION_QUEUE_URL` | the disruption function's timer queue (disruption, termination, webhook) |
 //! | `KERF_EVENT_BUS` | EventBridge bus for decision events (default bus when unset) |
 //! | `KERF_WEBHOOK_SECRET_PARAMETER` | SSM SecureString holding the webhook's path secret |
 //! | `KERF_LOG_LEVEL` / `AWS_LAMBDA_LOG_LEVEL` | `debug`, `info` (default), `warn`, `error` |
@@ -91,6 +92,7 @@ pub struct Config {
     pub namespace: String,
     pub provisioning_queue_url: Option<String>,
     pub termination_queue_url: Option<String>,
+    pub disruption_queue_url: Option<String>,
     pub event_bus: Option<String>,
     pub webhook_secret_parameter: Option<String>,
     pub log_level: Level,
@@ -145,6 +147,7 @@ impl Config {
             namespace: get("KERF_NAMESPACE").unwrap_or_else(|| "kerf".into()),
             provisioning_queue_url: get("KERF_PROVISIONING_QUEUE_URL"),
             termination_queue_url: get("KERF_TERMINATION_QUEUE_URL"),
+            disruption_queue_url: get("KERF_DISRUPTION_QUEUE_URL"),
             event_bus: get("KERF_EVENT_BUS"),
             webhook_secret_parameter: get("KERF_WEBHOOK_SECRET_PARAMETER"),
             log_level,
@@ -167,6 +170,13 @@ impl Config {
         self.termination_queue_url
             .as_deref()
             .ok_or(ConfigError::Missing("KERF_TERMINATION_QUEUE_URL"))
+    }
+
+    /// The disruption function's timer queue URL, required by the functions that send to it.
+    pub fn disruption_queue_url(&self) -> Result<&str, ConfigError> {
+        self.disruption_queue_url
+            .as_deref()
+            .ok_or(ConfigError::Missing("KERF_DISRUPTION_QUEUE_URL"))
     }
 
     /// The provisioning queue URL, required by the functions that send to it.

@@ -164,6 +164,14 @@ impl Runtime {
         ))
     }
 
+    /// The disruption function's timer queue.
+    pub fn disruption_queue(&self) -> Result<kerf_aws::queue::SqsQueue, ConfigError> {
+        Ok(kerf_aws::queue::SqsQueue::new(
+            self.clients.sqs.clone(),
+            self.config.disruption_queue_url()?,
+        ))
+    }
+
     /// The webhook's path secret, read from SSM (decrypted) once per container.
     pub async fn webhook_secret(&self) -> Result<String, StartError> {
         let name = self

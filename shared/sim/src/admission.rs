@@ -89,6 +89,7 @@ fn operation(method: &Method) -> Option<&'static str> {
     match *method {
         Method::POST => Some("CREATE"),
         Method::PUT | Method::PATCH => Some("UPDATE"),
+        Method::DELETE => Some("DELETE"),
         _ => None,
     }
 }
@@ -116,6 +117,9 @@ pub async fn run(state: &State, r: &Incoming<'_>) -> Result<Outcome, ApiError> {
             .cloned()
             .collect()
     };
+    if *r.method == Method::DELETE {
+        return deleting(state, r, matching("DELETE")).await;
+    }
     if matching("CREATE").is_empty() && matching("UPDATE").is_empty() {
         return Ok(Outcome::Unchanged);
     }
@@ -134,15 +138,7 @@ pub async fn run(state: &State, r: &Incoming<'_>) -> Result<Outcome, ApiError> {
             Err(e) => return Err(failed(&h.name, &e)),
         };
         let resp = &answer["response"];
-        if resp["allowed"] != true {
-            let msg = resp["status"]["message"].as_str().unwrap_or("denied");
-            return Err(ApiError::new(
-                resp["status"]["code"].as_u64().unwrap_or(403) as u16,
-                "Forbidden",
-                format!("admission webhook \"{}\" denied the request: {msg}", h.name),
-                None,
-            ));
-        }
+        denied(&h.name, resp)?;
         if let Some(p) = resp["patch"].as_str() {
             let ops = base64::engine::general_purpose::STANDARD
                 .decode(p)
@@ -161,6 +157,44 @@ pub async fn run(state: &State, r: &Incoming<'_>) -> Result<Outcome, ApiError> {
     } else {
         Outcome::Unchanged
     })
+}
+
+/// A DELETE: each hook sees the stored object as `oldObject` (`object` is null) and may only
+/// allow or deny; a missing object is left to the delete to report.
+async fn deleting(state: &State, r: &Incoming<'_>, hooks: Vec<Hook>) -> Result<Outcome, ApiError> {
+    if hooks.is_empty() {
+        return Ok(Outcome::Unchanged);
+    }
+    let Ok(stored) = read::get(&state.store(), r.info, r.ns, r.name) else {
+        return Ok(Outcome::Unchanged);
+    };
+    for h in hooks {
+        let review = review(r, "DELETE", &Value::Null, Some(&stored));
+        let answer = match (h.call)(review).await {
+            Ok(a) => a,
+            Err(e) if h.fail_open => {
+                tracing::warn!(hook = %h.name, error = %e, "admission hook failed; ignored");
+                continue;
+            }
+            Err(e) => return Err(failed(&h.name, &e)),
+        };
+        denied(&h.name, &answer["response"])?;
+    }
+    Ok(Outcome::Unchanged)
+}
+
+/// The error of a hook that denied the request.
+fn denied(name: &str, resp: &Value) -> Result<(), ApiError> {
+    if resp["allowed"] == true {
+        return Ok(());
+    }
+    let msg = resp["status"]["message"].as_str().unwrap_or("denied");
+    Err(ApiError::new(
+        resp["status"]["code"].as_u64().unwrap_or(403) as u16,
+        "Forbidden",
+        format!("admission webhook \"{name}\" denied the request: {msg}"),
+        None,
+    ))
 }
 
 fn failed(name: &str, e: &str) -> ApiError {

@@ -164,7 +164,8 @@ async fn admitted(
     ct: &str,
     body: &[u8],
 ) -> Result<Option<(Method, &'static str, Vec<u8>)>, ApiError> {
-    if state.hooks.is_empty() || !matches!(*method, Method::POST | Method::PUT | Method::PATCH) {
+    let writes = matches!(*method, Method::POST | Method::PUT | Method::PATCH);
+    if state.hooks.is_empty() || !(writes || *method == Method::DELETE) {
         return Ok(None);
     }
     let (res, ns, name, sub) = match route::resolve(&state.registry, path) {

@@ -5,6 +5,7 @@
 //! | `validation.kerf.dev` | NodePool, NodeClaim, EC2NodeClass CREATE/UPDATE | `Fail` |
 //! | `provisioning.kerf.dev` | `pods/status` UPDATE that makes a pod Unschedulable | `Ignore` |
 //! | `startup.kerf.dev` | `pods/status` UPDATE that makes a pod Running | `Ignore` |
+//! | `podevents.kerf.dev` | the first DELETE of a pod bound to a node (a pod event: it restarts the node's `consolidateAfter`) | `Ignore` |
 //! | `initialization.kerf.dev` | `nodes`, `nodes/status` UPDATE of an uninitialized Kerf node that became Ready or lost a taint | `Ignore` |
 //! | `registration.kerf.dev` (mutating) | Node CREATE of a Kerf node | `Ignore` |
 //!
@@ -31,6 +32,10 @@ pub const POD_NEWLY_UNSCHEDULABLE: &str = "!(has(oldObject.status) && \
 pub const POD_NEWLY_RUNNING: &str = "has(object.status) && has(object.status.phase) && \
     object.status.phase == 'Running' && !(has(oldObject.status) && \
     has(oldObject.status.phase) && oldObject.status.phase == 'Running')";
+
+/// A pod bound to a node, not already being deleted (the first DELETE, not the kubelet's).
+pub const POD_LEAVES_NODE: &str = "has(oldObject.spec.nodeName) && \
+    oldObject.spec.nodeName != '' && !has(oldObject.metadata.deletionTimestamp)";
 
 /// A node launched by Kerf (it registers with its NodePool's label).
 pub const KERF_NODE: &str =
@@ -116,6 +121,14 @@ pub fn startup(url: &str) -> Value {
     w
 }
 
+/// Pods deleted from nodes: a pod event for the disruption function.
+pub fn pod_events(url: &str) -> Value {
+    let mut w = webhook("podevents.kerf.dev", url, false, 3, "NoneOnDryRun");
+    w["rules"] = json!([rule("", &["pods"], &["DELETE"])]);
+    w["matchConditions"] = json!([condition("leaves-node", POD_LEAVES_NODE)]);
+    w
+}
+
 /// Kerf nodes that may have finished initializing: a hint to the provisioner.
 pub fn initialization(url: &str) -> Value {
     let mut w = webhook("initialization.kerf.dev", url, false, 3, "NoneOnDryRun");
@@ -144,7 +157,7 @@ pub fn configurations(url: &str, cluster: Option<&str>) -> Vec<Value> {
         json!({"apiVersion": api_version, "kind": "ValidatingWebhookConfiguration",
                "metadata": metadata(cluster),
                "webhooks": [validation(url), provisioning(url), startup(url),
-                            initialization(url)]}),
+                            pod_events(url), initialization(url)]}),
         json!({"apiVersion": api_version, "kind": "MutatingWebhookConfiguration",
                "metadata": metadata(cluster),
                "webhooks": [registration(url)]}),

@@ -59,7 +59,12 @@ fn outputs_carry_what_the_cluster_side_needs() {
         let key = format!("{role}Arn");
         assert_eq!(value(&key), json!({"Fn::GetAtt": [role, "Arn"]}), "{key}");
     }
-    for q in ["ProvisioningQueue", "InterruptionQueue", "TerminationQueue"] {
+    for q in [
+        "ProvisioningQueue",
+        "InterruptionQueue",
+        "TerminationQueue",
+        "DisruptionQueue",
+    ] {
         assert_eq!(
             value(&format!("{q}Name")),
             json!({"Fn::GetAtt": [q, "QueueName"]})

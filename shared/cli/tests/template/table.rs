@@ -42,6 +42,7 @@ pub const FUNCTIONS: &[Function] = &[
         triggers: &[Trigger::Url],
         env: &[
             ("KERF_PROVISIONING_QUEUE_URL", "ProvisioningQueue"),
+            ("KERF_DISRUPTION_QUEUE_URL", "DisruptionQueue"),
             ("KERF_WEBHOOK_SECRET_PARAMETER", "WebhookSecret"),
         ],
         serialized: false,
@@ -66,7 +67,10 @@ pub const FUNCTIONS: &[Function] = &[
         group: "kerf:termination",
         rbac: "infra/rbac/termination.yaml",
         triggers: &[Trigger::Queue("TerminationQueue")],
-        env: &[("KERF_TERMINATION_QUEUE_URL", "TerminationQueue")],
+        env: &[
+            ("KERF_TERMINATION_QUEUE_URL", "TerminationQueue"),
+            ("KERF_DISRUPTION_QUEUE_URL", "DisruptionQueue"),
+        ],
         serialized: false,
     },
     Function {
@@ -85,9 +89,16 @@ pub const FUNCTIONS: &[Function] = &[
         logical_id: "DisruptionFunction",
         group: "kerf:disruption",
         rbac: "infra/rbac/disruption.yaml",
-        triggers: &[Trigger::Schedule("DisruptionSchedule")],
-        env: &[("KERF_TERMINATION_QUEUE_URL", "TerminationQueue")],
-        serialized: true,
+        triggers: &[
+            Trigger::Queue("DisruptionQueue"),
+            Trigger::Schedule("DisruptionSchedule"),
+        ],
+        env: &[
+            ("KERF_TERMINATION_QUEUE_URL", "TerminationQueue"),
+            ("KERF_DISRUPTION_QUEUE_URL", "DisruptionQueue"),
+        ],
+        // Its timer queue's mapping runs up to two at once; the decision Lease serializes them.
+        serialized: false,
     },
 ];
 

@@ -1,27 +1,33 @@
-//! The disruption function's sweep (every minute, under the decision Lease):
+//! The disruption function's pass (on a timer message, and every minute as a safety net,
+//! under the decision Lease):
 //!
 //! 1. refresh EC2NodeClass status (what drift compares against);
 //! 2. stamp Kerf's drift hashes on NodeClaims carrying another hash version (claims
 //!    launched by Karpenter start from their current state, never drifted by a version
 //!    change);
 //! 3. advance commands under way, remove stale taints, queue terminations ([`progress`]);
-//! 4. plan with the engine; mark drifted NodeClaims `Drifted`;
-//! 5. expiry deletes at once; every other command is recorded on its candidates and runs
-//!    only when a sweep at least 15 s later computes it again ([`record`]); records no
-//!    longer planned are removed;
-//! 6. tell: `DisruptionBlocked` / `Unconsolidatable` Events with the engine's reasons, the
+//! 4. validate a recorded command that is due and start or abandon it ([`decide`]);
+//! 5. plan with the engine; mark drifted NodeClaims `Drifted`;
+//! 6. expiry and drift start at once; emptiness and consolidation are recorded on their
+//!    candidates ([`record`]) with a timer for their validation 15 s later;
+//! 7. arm timers for the moments nodes become due ([`timers`]);
+//! 8. tell: `DisruptionBlocked` / `Unconsolidatable` Events with the engine's reasons, the
 //!    allowed disruptions per NodePool and reason.
 
 pub mod cost;
+pub mod decide;
 pub mod execute;
 pub mod progress;
 pub mod record;
+pub mod timers;
+
+pub use timers::{requeue, set_timer};
 
 use std::collections::BTreeMap;
 
 use kerf_api::v1::{ConditionStatus, NodeClaim};
 use kerf_engine::DisruptOptions;
-use kerf_engine::plan::{Method, Plan};
+use kerf_engine::plan::Plan;
 use serde_json::json;
 
 use crate::claim::{self, condition};
@@ -29,7 +35,9 @@ use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::log::{controllers::DISRUPTION, obj};
 use crate::metrics::names::ALLOWED_DISRUPTIONS;
-use crate::ports::{Cloud, Cluster, EventSpec, EventType, InvolvedObject, Publisher, Queue};
+use crate::ports::{
+    Cloud, Cluster, EventSpec, EventType, InvolvedObject, Publisher, Queue, TimerKind,
+};
 use crate::view::View;
 use progress::Progress;
 
@@ -39,8 +47,12 @@ pub struct SweepReport {
     pub progress: Progress,
     /// Commands recorded for validation.
     pub recorded: Vec<String>,
+    /// Commands that failed their validation.
+    pub rejected: Vec<String>,
     /// Commands started.
     pub started: Vec<String>,
+    /// Timers armed for moments nodes become due.
+    pub armed: usize,
     pub drifted: Vec<String>,
     pub skipped: usize,
 }
@@ -52,13 +64,27 @@ pub struct SweepOptions {
     pub spot_to_spot: bool,
 }
 
+/// Where a pass sends work: the termination queue, and its own timers.
+#[derive(Debug, Clone, Copy)]
+pub struct Queues<'a, Q> {
+    pub termination: &'a Q,
+    pub timers: &'a Q,
+}
+
+/// How soon a pass looks again at commands waiting for their replacements.
+pub const REPLACEMENT_CHECK: jiff::SignedDuration = jiff::SignedDuration::from_secs(5);
+
+/// Validations one pass runs at most (each followed by a fresh read).
+const MAX_VALIDATIONS: usize = 4;
+
 /// One sweep (the caller holds the decision Lease).
 pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
-    termination: &Q,
+    queues: &Queues<'_, Q>,
     opts: &SweepOptions,
 ) -> Result<SweepReport, ControlError> {
     let mut report = SweepReport::default();
+    let termination = queues.termination;
     let first = View::read_with(ctx, true).await?;
     let changed = crate::nodeclass::refresh(ctx, &first.snap.node_classes).await;
     let restamped = restamp(ctx, &first).await?;
@@ -72,29 +98,49 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     progress::advance(ctx, termination, &view, &mut report.progress).await?;
     progress::untaint_stale(ctx, &view, &mut report.progress).await?;
     progress::queue_terminations(ctx, termination, &view, &mut report.progress).await?;
-    let plan = plan(ctx, &view, opts);
+    if !report.progress.waiting.is_empty() {
+        // Karpenter's queue checks its commands' replacements every second; a timer a few
+        // seconds out deletes the candidates soon after the replacements initialize.
+        let at = ctx.now() + REPLACEMENT_CHECK;
+        let waiting = &report.progress.waiting;
+        if set_timer(ctx, queues.timers, TimerKind::Requeue, at, waiting).await {
+            let a = BTreeMap::from([(progress::CHECK_AT.to_string(), claim::rfc3339(at))]);
+            for c in waiting {
+                ctx.cluster.annotate_node_claim(c, &a).await?;
+            }
+        }
+    }
+    let o = options(ctx, opts);
+    let mut view = view;
+    for _ in 0..MAX_VALIDATIONS {
+        if !decide::validate_due(ctx, queues, &view, &o, &mut report).await? {
+            break;
+        }
+        view = View::read_with(ctx, true).await?;
+    }
+    let conv = view.convert(ctx);
+    let plan = kerf_engine::disrupt(&conv.snapshot, &o);
     mark_drifted(ctx, &view, &plan, &mut report).await?;
-    decide(ctx, termination, &view, &plan, &mut report).await?;
+    decide::decide(ctx, queues, &view, &plan, &mut report).await?;
+    report.armed = timers::arm_due(ctx, queues.timers, &view, &conv.snapshot).await?;
     tell(ctx, &view, &plan).await;
     cost::record(ctx, &view);
     report.skipped = plan.skipped.len();
     Ok(report)
 }
 
-fn plan<C: Cluster, K: Cloud, P: Publisher>(
+/// The engine's options for this function.
+fn options<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
-    view: &View,
     opts: &SweepOptions,
-) -> Plan {
-    let conv = view.convert(ctx);
-    let o = DisruptOptions {
+) -> DisruptOptions {
+    DisruptOptions {
         spot_to_spot: opts.spot_to_spot,
         max_instance_types: ctx.settings.max_instance_types,
         optimize_cost: ctx.settings.optimize_cost,
         karpenter_search: ctx.settings.karpenter_search,
         ..DisruptOptions::default()
-    };
-    kerf_engine::disrupt(&conv.snapshot, &o)
+    }
 }
 
 /// Stamps Kerf's hashes on claims that carry another hash version.
@@ -186,56 +232,6 @@ fn claim_of<'a>(view: &'a View, name: &str) -> Option<&'a NodeClaim> {
         .node_claims
         .iter()
         .find(|c| claim::name(c) == name)
-}
-
-/// Starts confirmed commands, records new ones, removes stale records.
-async fn decide<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
-    ctx: &Ctx<C, K, P>,
-    termination: &Q,
-    view: &View,
-    plan: &Plan,
-    report: &mut SweepReport,
-) -> Result<(), ControlError> {
-    let now = ctx.now();
-    let mut planned: Vec<&str> = Vec::new();
-    for d in &plan.disruptions {
-        planned.extend(d.node_claims.iter().map(String::as_str));
-        let records: Vec<Option<record::Pending>> = d
-            .node_claims
-            .iter()
-            .map(|c| claim_of(view, c).and_then(record::pending))
-            .collect();
-        let confirmed = records
-            .iter()
-            .all(|r| r.as_ref().is_some_and(|p| p.confirmed_by(d, now)));
-        if d.method == Method::Expiration || confirmed {
-            execute::start(ctx, termination, view, d).await?;
-            for c in &d.node_claims {
-                progress::clear(ctx, c, record::PENDING).await?;
-            }
-            report.started.push(d.id.clone());
-            continue;
-        }
-        let recorded_same = records
-            .iter()
-            .all(|r| r.as_ref().is_some_and(|p| p.id == d.id));
-        if !recorded_same {
-            let a = BTreeMap::from([(
-                record::PENDING.to_string(),
-                record::text(&record::Pending::of(d, now)),
-            )]);
-            for c in &d.node_claims {
-                ctx.cluster.annotate_node_claim(c, &a).await?;
-            }
-            report.recorded.push(d.id.clone());
-        }
-    }
-    for c in &view.snap.node_claims {
-        if record::pending(c).is_some() && !planned.contains(&claim::name(c)) {
-            progress::clear(ctx, claim::name(c), record::PENDING).await?;
-        }
-    }
-    Ok(())
 }
 
 /// Events for every skipped candidate, and the budgets as metrics.

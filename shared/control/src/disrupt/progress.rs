@@ -38,6 +38,9 @@ pub struct Progress {
     pub rolled_back: Vec<String>,
     pub untainted: Vec<String>,
     pub terminations_queued: Vec<String>,
+    /// A candidate of each command still waiting for its replacements to initialize, when
+    /// no timer is armed to look at it again ([`CHECK_AT`]).
+    pub waiting: Vec<String>,
 }
 
 /// Candidates of each command under way, by command id.
@@ -108,9 +111,24 @@ pub async fn advance<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
                 json!({"command": id, "reason": why}),
             );
             out.rolled_back.push(id);
+        } else if !live.iter().any(|c| check_armed(c, now)) {
+            out.waiting.push(claim::name(live[0]).to_string());
         }
     }
     Ok(())
+}
+
+/// Annotation: when a timer will look again at the command on this candidate.
+pub const CHECK_AT: &str = "kerf.dev/check-at";
+
+/// Whether a timer is armed to look at `c`'s command after `now`.
+fn check_armed(c: &NodeClaim, now: Timestamp) -> bool {
+    c.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(CHECK_AT))
+        .and_then(|t| t.parse::<Timestamp>().ok())
+        .is_some_and(|t| t > now)
 }
 
 /// Untaints a candidate, clears its `DisruptionReason` and its command record.

@@ -1,47 +1,167 @@
-//! The disruption function: a scheduled event (every minute) polls instance health
-//! ([`crate::interrupt::health`]) and runs one sweep under the decision Lease
-//! ([`crate::disrupt::sweep`]); terminations go to the termination queue.
+//! The disruption function. A scheduled event (every minute, the safety net) polls instance
+//! health ([`crate::interrupt::health`]) and runs one pass under the decision Lease
+//! ([`crate::disrupt::sweep`]); an SQS batch of timer messages ([`crate::ports::timer`])
+//! runs one pass for the whole batch. Terminations go to the termination queue.
+//!
+//! Timer messages: one that arrives before its moment (a chained timer) is sent again with
+//! what remains; pod events move `lastPodEventTime` first; one that is not a timer is logged
+//! and dropped (it can never succeed). When another decision holds the Lease the pass is
+//! requeued a few seconds later; when the pass fails, the batch comes back (batch item
+//! failures) and is retried after the visibility timeout.
 
 use serde_json::{Value, json};
 
-use super::flush_metrics;
+use super::{batch_failures, flush_metrics, message_ids};
 use crate::ctx::Ctx;
-use crate::disrupt::{SweepOptions, SweepReport, sweep};
+use crate::disrupt::{Queues, SweepOptions, SweepReport, requeue, sweep, timers};
 use crate::error::ControlError;
 use crate::interrupt::InterruptOptions;
 use crate::interrupt::health;
 use crate::lease::with_lease;
 use crate::log::controllers::DISRUPTION;
-use crate::ports::{Cloud, Cluster, Publisher, Queue};
+use crate::ports::{Cloud, Cluster, Publisher, Queue, Timer, TimerKind};
+use crate::view::View;
 
-/// One sweep under the Lease; `Ok(None)` when another decision holds it.
+/// What a batch of timer messages asks for.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Wake {
+    /// Whether any timer is due (a pass runs).
+    pub pass: bool,
+    /// Nodes whose pods changed.
+    pub pod_events: Vec<String>,
+}
+
+/// One pass under the Lease (pod events first); `Ok(None)` when another decision holds it.
 pub async fn run<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
-    termination: &Q,
+    queues: &Queues<'_, Q>,
     holder: &str,
     opts: &SweepOptions,
+    pod_events: &[String],
 ) -> Result<Option<SweepReport>, ControlError> {
     Ok(with_lease(ctx, holder, || async {
-        sweep(ctx, termination, opts).await
+        if !pod_events.is_empty() {
+            let view = View::read_with(ctx, false).await?;
+            timers::pod_events(ctx, &view, pod_events).await?;
+        }
+        sweep(ctx, queues, opts).await
     })
     .await?
     .ok())
 }
 
-/// Handles one scheduled invocation: the instance-status poll (Karpenter's runs every minute
-/// too), then the sweep.
+/// Reads a batch of timer messages: early ones are sent again, unreadable ones dropped.
+pub async fn read_timers<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    timers: &Q,
+    event: &Value,
+) -> Wake {
+    let now = ctx.now();
+    let mut wake = Wake::default();
+    for r in event["Records"].as_array().into_iter().flatten() {
+        let body = r["body"].as_str().unwrap_or_default();
+        let t = match Timer::parse(body) {
+            Ok(t) => t,
+            Err(e) => {
+                ctx.log.warn(
+                    DISRUPTION,
+                    "dropping a message that is not a timer",
+                    json!({"messageId": r["messageId"], "error": e.to_string()}),
+                );
+                continue;
+            }
+        };
+        if t.early(now) {
+            crate::disrupt::set_timer(ctx, timers, t.kind, t.due, &t.objects).await;
+            continue;
+        }
+        if t.kind == TimerKind::PodEvent {
+            wake.pod_events.extend(t.objects);
+        }
+        wake.pass = true;
+    }
+    wake.pod_events.sort();
+    wake.pod_events.dedup();
+    wake
+}
+
+fn summary(r: &SweepReport) -> Value {
+    json!({"status": "ok", "started": r.started, "recorded": r.recorded,
+        "rejected": r.rejected, "finished": r.progress.finished,
+        "rolledBack": r.progress.rolled_back, "drifted": r.drifted.len(),
+        "skipped": r.skipped, "armed": r.armed})
+}
+
+/// Handles one invocation: a scheduled event, or an SQS batch of timers.
 pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
-    termination: &Q,
+    queues: &Queues<'_, Q>,
+    holder: &str,
+    opts: &SweepOptions,
+    event: &Value,
+) -> Value {
+    let out = if event.get("Records").is_some() {
+        on_timers(ctx, queues, holder, opts, event).await
+    } else {
+        scheduled(ctx, queues, holder, opts).await
+    };
+    flush_metrics(ctx);
+    out
+}
+
+async fn on_timers<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    queues: &Queues<'_, Q>,
+    holder: &str,
+    opts: &SweepOptions,
+    event: &Value,
+) -> Value {
+    let wake = read_timers(ctx, queues.timers, event).await;
+    if !wake.pass {
+        return batch_failures(&[]);
+    }
+    match run(ctx, queues, holder, opts, &wake.pod_events).await {
+        Ok(Some(r)) => {
+            let mut v = summary(&r);
+            v["batchItemFailures"] = json!([]);
+            v
+        }
+        Ok(None) => {
+            // Another decision runs now; this pass comes a little later, not a minute later.
+            let later = ctx.now() + jiff::SignedDuration::from_secs(BUSY_RETRY_SECS);
+            if !crate::disrupt::set_timer(ctx, queues.timers, TimerKind::Requeue, later, &[]).await
+            {
+                return batch_failures(&message_ids(event));
+            }
+            batch_failures(&[])
+        }
+        Err(e) => {
+            ctx.log.error(
+                DISRUPTION,
+                "disruption pass failed",
+                json!({"error": e.to_string()}),
+            );
+            batch_failures(&message_ids(event))
+        }
+    }
+}
+
+/// Seconds before a pass that found the Lease held runs again.
+pub const BUSY_RETRY_SECS: i64 = 2;
+
+async fn scheduled<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    queues: &Queues<'_, Q>,
     holder: &str,
     opts: &SweepOptions,
 ) -> Value {
-    let health = health::poll(ctx, termination, &InterruptOptions::default()).await;
-    let out = match run(ctx, termination, holder, opts).await {
-        Ok(Some(r)) => json!({"status": "ok", "started": r.started, "recorded": r.recorded,
-            "finished": r.progress.finished, "rolledBack": r.progress.rolled_back,
-            "drifted": r.drifted.len(), "skipped": r.skipped,
-            "unhealthy": health.terminated}),
+    let health = health::poll(ctx, queues.termination, &InterruptOptions::default()).await;
+    match run(ctx, queues, holder, opts, &[]).await {
+        Ok(Some(r)) => {
+            let mut v = summary(&r);
+            v["unhealthy"] = json!(health.terminated);
+            v
+        }
         Ok(None) => json!({"status": "busy"}),
         Err(e) => {
             ctx.log.error(
@@ -51,7 +171,14 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
             );
             json!({"status": "failed", "error": e.to_string()})
         }
-    };
-    flush_metrics(ctx);
-    out
+    }
+}
+
+/// A pass again, now (for the other functions: a command completed).
+pub async fn wake<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    timers: &Q,
+    why: &str,
+) {
+    requeue(ctx, timers, why).await;
 }

@@ -2,7 +2,9 @@
 //! pass of the termination state machine ([`crate::terminate`]). A pass that must wait
 //! re-queues its message with `DelaySeconds` before the batch is acknowledged; only messages
 //! that failed transiently (and could not be re-queued) come back as batch item failures.
-//! An unreadable message is logged and dropped: retrying it would never succeed.
+//! An unreadable message is logged and dropped: retrying it would never succeed. A batch that
+//! finished a termination wakes the disruption function (a timer on its queue): the budget
+//! that node held is free, so the next command need not wait for the schedule.
 
 use futures::StreamExt;
 use futures::stream;
@@ -28,11 +30,19 @@ pub async fn enqueue<Q: Queue>(
     queue.send(&message(node_claim), delay_seconds).await
 }
 
+/// What one message came to.
+enum Outcome {
+    Done,
+    Pending,
+    /// Retry it (its message id).
+    Failed(String),
+}
+
 async fn one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
     record: &Value,
-) -> Option<String> {
+) -> Outcome {
     let id = record["messageId"].as_str().unwrap_or_default().to_string();
     let body = record["body"].as_str().unwrap_or_default();
     let Some(name) = serde_json::from_str::<Value>(body)
@@ -44,10 +54,10 @@ async fn one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
             "dropping unreadable termination message",
             json!({"messageId": id, "body": body}),
         );
-        return None;
+        return Outcome::Pending;
     };
     match terminate(ctx, &name).await {
-        Ok(Step::Done) => None,
+        Ok(Step::Done) => Outcome::Done,
         Ok(Step::Requeue { seconds, why }) => {
             ctx.log.debug(
                 TERMINATION,
@@ -55,8 +65,8 @@ async fn one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
                 json!({"NodeClaim": {"name": name}, "why": why, "requeueAfter": seconds}),
             );
             match queue.send(body, seconds).await {
-                Ok(_) => None,
-                Err(_) => Some(id),
+                Ok(_) => Outcome::Pending,
+                Err(_) => Outcome::Failed(id),
             }
         }
         Err(e) if e.is_retryable() => {
@@ -65,7 +75,7 @@ async fn one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
                 "termination step failed; retrying",
                 json!({"NodeClaim": {"name": name}, "error": e.to_string()}),
             );
-            Some(id)
+            Outcome::Failed(id)
         }
         Err(e) => {
             ctx.log.error(
@@ -73,15 +83,16 @@ async fn one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
                 "termination step failed",
                 json!({"NodeClaim": {"name": name}, "error": e.to_string()}),
             );
-            None
+            Outcome::Pending
         }
     }
 }
 
-/// Handles one SQS batch.
+/// Handles one SQS batch; `disruption` is the disruption function's timer queue.
 pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
+    disruption: &Q,
     event: &Value,
 ) -> Value {
     let mut records: Vec<Value> = event["Records"].as_array().cloned().unwrap_or_default();
@@ -94,11 +105,20 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
             .and_then(|v| v["nodeClaim"].as_str().map(str::to_string));
         claim.is_none_or(|c| seen.insert(c))
     });
-    let failed: Vec<String> = stream::iter(records.iter().map(|r| one(ctx, queue, r)))
+    let outcomes: Vec<Outcome> = stream::iter(records.iter().map(|r| one(ctx, queue, r)))
         .buffer_unordered(ctx.settings.concurrency.max(1))
-        .filter_map(|f| async move { f })
         .collect()
         .await;
+    if outcomes.iter().any(|o| matches!(o, Outcome::Done)) {
+        crate::disrupt::requeue(ctx, disruption, "a termination completed").await;
+    }
+    let failed: Vec<String> = outcomes
+        .into_iter()
+        .filter_map(|o| match o {
+            Outcome::Failed(id) => Some(id),
+            _ => None,
+        })
+        .collect();
     flush_metrics(ctx);
     batch_failures(&failed)
 }

@@ -58,10 +58,12 @@ pub fn body(event: &Value) -> Result<Vec<u8>, String> {
     }
 }
 
-/// Answers one Function URL request.
+/// Answers one Function URL request; `queue` takes provisioning hints, `disruption` the
+/// disruption function's timers (pod events).
 pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
+    disruption: &Q,
     secret: &str,
     event: &Value,
 ) -> HttpResponse {
@@ -101,7 +103,7 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         Ok(r) => r,
         Err(e) => return answer(400, json!({"message": e})),
     };
-    let resp = webhook::admit(ctx, queue, &req).await;
+    let resp = webhook::admit(ctx, queue, disruption, &req).await;
     flush_metrics(ctx);
     answer(200, webhook::review(&req.uid, &resp))
 }

@@ -9,6 +9,7 @@ pub mod cloud;
 pub mod cluster;
 pub mod publish;
 pub mod queue;
+pub mod timer;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use cloud::{
@@ -20,3 +21,4 @@ pub use cluster::{
 };
 pub use publish::{DecisionEvent, PublishError, Publisher};
 pub use queue::{Queue, QueueError};
+pub use timer::{Timer, TimerKind};

@@ -123,6 +123,7 @@ pub fn fails_open(req: &Request) -> bool {
 pub async fn admit<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
+    disruption: &Q,
     req: &Request,
 ) -> Response {
     if let Some(kind) = validate::Kind::of(&req.group, &req.kind) {
@@ -152,6 +153,7 @@ pub async fn admit<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         req.operation.as_str(),
     ) {
         ("", "pods", "status", "UPDATE") => pods::status_update(ctx, queue, req).await,
+        ("", "pods", "", "DELETE") => pods::deleted(ctx, disruption, req).await,
         ("", "nodes", "", "CREATE") => nodes::create(ctx, req).await,
         ("", "nodes", _, "UPDATE") => nodes::update(ctx, queue, req).await,
         _ => Response::allow(),

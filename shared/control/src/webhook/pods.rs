@@ -1,7 +1,9 @@
 //! `pods/status` updates: a pod that kube-scheduler has just marked unschedulable becomes a
 //! provisioning hint on the queue (the provisioner reads the truth from a snapshot; the
 //! message only wakes it), and a pod that has just started running is timed for
-//! `karpenter_pods_startup_duration_seconds`. Always allowed.
+//! `karpenter_pods_startup_duration_seconds`. A pod deleted from a node is a pod event for
+//! the disruption function (a timer message naming the node: it restarts the node's
+//! `consolidateAfter`, as Karpenter's pod-events controller does). Always allowed.
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
@@ -11,7 +13,7 @@ use super::{Request, Response};
 use crate::ctx::Ctx;
 use crate::log::controllers::WEBHOOK;
 use crate::metrics::names::PODS_STARTUP_DURATION;
-use crate::ports::{Cloud, Cluster, Publisher, Queue};
+use crate::ports::{Cloud, Cluster, Publisher, Queue, Timer, TimerKind};
 use crate::view::{is_provisionable, key};
 
 /// The body of a provisioning hint.
@@ -60,6 +62,34 @@ pub(super) async fn status_update<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         ctx.log.error(
             WEBHOOK,
             "could not queue a provisioning request",
+            json!({"Pod": {"name": req.name, "namespace": req.namespace}, "error": e.to_string()}),
+        );
+    }
+    Response::allow()
+}
+
+/// A pod deleted from a node: a pod event for the disruption function.
+pub(super) async fn deleted<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    disruption: &Q,
+    req: &Request,
+) -> Response {
+    let node = req
+        .old_object
+        .as_ref()
+        .and_then(|o| o["spec"]["nodeName"].as_str())
+        .filter(|n| !n.is_empty());
+    let Some(node) = node else {
+        return Response::allow();
+    };
+    if req.dry_run {
+        return Response::allow();
+    }
+    let t = Timer::new(TimerKind::PodEvent, ctx.now(), vec![node.to_string()]);
+    if let Err(e) = t.send(disruption, ctx.now()).await {
+        ctx.log.warn(
+            WEBHOOK,
+            "could not send a pod event",
             json!({"Pod": {"name": req.name, "namespace": req.namespace}, "error": e.to_string()}),
         );
     }

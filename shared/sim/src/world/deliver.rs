@@ -7,6 +7,8 @@
 use jiff::SignedDuration;
 use serde_json::Value;
 
+use kerf_control::disrupt::Queues;
+
 use super::queue::Message;
 use super::{SimQueue, World, rfc3339};
 
@@ -47,15 +49,11 @@ impl World {
     pub async fn deliver_termination(&mut self) -> Value {
         let messages = self.termination_queue.receive(10_000);
         let event = SimQueue::event(&messages);
-        let resp = kerf_control::handlers::termination::handle(
-            &self.terminator,
-            &self.termination_queue,
-            &event,
-        )
-        .await;
+        let (q, t) = (&self.termination_queue, &self.timer_queue);
+        let resp =
+            kerf_control::handlers::termination::handle(&self.terminator, q, t, &event).await;
         if let Some(dup) = self.again(&messages) {
-            let q = &self.termination_queue;
-            kerf_control::handlers::termination::handle(&self.terminator, q, &dup).await;
+            kerf_control::handlers::termination::handle(&self.terminator, q, t, &dup).await;
         }
         self.termination_queue.settle(&messages, &resp);
         resp
@@ -101,16 +99,45 @@ impl World {
         }
     }
 
-    /// Runs the disruption function now.
+    /// The disruption function's queues.
+    pub fn disruption_queues(&self) -> Queues<'_, SimQueue> {
+        Queues {
+            termination: &self.termination_queue,
+            timers: &self.timer_queue,
+        }
+    }
+
+    /// Runs the disruption function's scheduled pass now.
     pub async fn disrupt(&mut self) -> Value {
         let holder = format!("disruption-{}", self.holder());
+        let event =
+            serde_json::json!({"source": "kerf.schedule", "detail-type": "Disruption Sweep"});
+        let (ctx, opts) = (&self.disruptor, &self.disruption);
         kerf_control::handlers::disruption::handle(
-            &self.disruptor,
-            &self.termination_queue,
+            ctx,
+            &self.disruption_queues(),
             &holder,
-            &self.disruption,
+            opts,
+            &event,
         )
         .await
+    }
+
+    /// Delivers every visible timer message to the disruption function as one SQS batch.
+    pub async fn deliver_timers(&mut self) -> Value {
+        let messages = self.timer_queue.receive(10_000);
+        let event = SimQueue::event(&messages);
+        let holder = format!("disruption-{}", self.holder());
+        let again = format!("disruption-{}", self.holder());
+        let (ctx, opts) = (&self.disruptor, &self.disruption);
+        let queues = self.disruption_queues();
+        let resp =
+            kerf_control::handlers::disruption::handle(ctx, &queues, &holder, opts, &event).await;
+        if let Some(dup) = self.again(&messages) {
+            kerf_control::handlers::disruption::handle(ctx, &queues, &again, opts, &dup).await;
+        }
+        self.timer_queue.settle(&messages, &resp);
+        resp
     }
 
     /// Runs the provisioner's scheduled sweep now.

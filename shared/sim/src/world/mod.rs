@@ -141,6 +141,8 @@ pub struct World {
     pub termination_queue: SimQueue,
     /// The interruption queue (what EventBridge delivers from EC2).
     pub interruption_queue: SimQueue,
+    /// The disruption function's timer queue.
+    pub timer_queue: SimQueue,
     pub publisher: SimPublisher,
     pub logs: Arc<MemorySink>,
     /// The provisioner function's context.
@@ -235,6 +237,9 @@ impl World {
         if self.interruption_queue.oldest_visible().is_some() {
             r.invocations.push(self.deliver_interruption().await);
         }
+        if self.timer_queue.oldest_visible().is_some() {
+            r.invocations.push(self.deliver_timers().await);
+        }
         if self.options.deliver_termination && self.termination_queue.oldest_visible().is_some() {
             r.invocations.push(self.deliver_termination().await);
             // The ReplicaSet controller replaces evicted pods within moments, not a tick later.
@@ -270,6 +275,7 @@ impl World {
             self.queue.next_due(self.options.batch_window),
             self.termination_queue.next_due(zero),
             self.interruption_queue.next_due(zero),
+            self.timer_queue.next_due(zero),
             self.cloud.next_change(),
             self.kubelet.next_due()?,
         ];

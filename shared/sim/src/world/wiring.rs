@@ -26,7 +26,7 @@ pub const KERF_NAMESPACE: &str = "kerf";
 /// The bearer token Kerf's functions send to the simulated API server.
 pub const KERF_TOKEN: &str = "kerf-functions";
 
-type Slot = Arc<OnceLock<(Arc<SimCtx>, SimQueue, String)>>;
+type Slot = Arc<OnceLock<(Arc<SimCtx>, SimQueue, SimQueue, String)>>;
 
 /// A Function URL event (payload v2) carrying `review` to the webhook.
 pub fn function_url_event(secret: &str, review: &Value) -> Value {
@@ -45,9 +45,10 @@ fn hook(name: &str, rules: Vec<Rule>, fail_open: bool, slot: Slot) -> Hook {
         call: Arc::new(move |review: Value| -> HookFuture {
             let slot = slot.clone();
             Box::pin(async move {
-                let (ctx, queue, secret) = slot.get().ok_or("webhook not started")?;
+                let (ctx, queue, timers, secret) = slot.get().ok_or("webhook not started")?;
                 let event = function_url_event(secret, &review);
-                let r = kerf_control::handlers::webhook::handle(ctx, queue, secret, &event).await;
+                let r = kerf_control::handlers::webhook::handle(ctx, queue, timers, secret, &event)
+                    .await;
                 if r.status == 200 {
                     Ok(r.body)
                 } else {
@@ -92,6 +93,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
             Rule::new("", "nodes", &all),
             Rule::new("", "nodes/status", &["UPDATE"]),
             Rule::new("", "pods/status", &["UPDATE"]),
+            Rule::new("", "pods", &["DELETE"]),
         ],
         true,
         slot.clone(),
@@ -124,6 +126,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
     let queue = SimQueue::new(dyn_clock.clone(), options.visibility);
     let termination_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
     let interruption_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
+    let timer_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
     let publisher = SimPublisher::default();
     let logs = Arc::new(MemorySink::default());
     let new_ctx = || {
@@ -142,6 +145,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
     let _ = slot.set((
         webhook.clone(),
         queue.clone(),
+        timer_queue.clone(),
         options.webhook_secret.clone(),
     ));
     let mut kubelet = Kubelet::new(
@@ -162,6 +166,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         queue,
         termination_queue,
         interruption_queue,
+        timer_queue,
         publisher,
         logs,
         provisioner,
