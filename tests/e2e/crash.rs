@@ -1,7 +1,8 @@
 //! Crash everywhere: each reconciler (provisioning a batch; the scheduled sweep registering
 //! and initializing a node; the sweep enforcing the registration timeout and collecting an
 //! orphan instance; the disruption function starting a command; the termination function
-//! draining a node; the interruption function handling a spot warning) is run with its
+//! draining a node; the interruption function handling a spot warning; the disruption
+//! function on its timers: a due validation, pod events) is run with its
 //! function killed right after each of its external calls in turn: that call's effect stays,
 //! nothing after it happens, and its SQS message, not deleted, comes back. The system then
 //! runs on to quiescence, and every time: no orphan instance survived garbage collection, no
@@ -136,6 +137,49 @@ fn run_disruption<'a>(w: &'a World, s: &'a CrashSwitch, _: &'a Value) -> Boxed<'
     })
 }
 
+/// A recorded command whose validation timer is due: the timer batch, as SQS delivers it.
+fn validation_timer() -> Boxed<'static, (World, Value)> {
+    Box::pin(async {
+        let w = crate::disruption::recorded_command().await;
+        let event = receive(&w.timer_queue);
+        assert!(
+            event.to_string().contains("validate"),
+            "a validation timer is due: {event}"
+        );
+        (w, event)
+    })
+}
+
+/// Five pods scaled to one: the webhook's pod events on the timer queue.
+fn pod_events() -> Boxed<'static, (World, Value)> {
+    Box::pin(async {
+        let mut w = getting_started().await.unwrap();
+        w.apply(&inflate(5)).await.unwrap();
+        assert!(
+            w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
+                .await
+                .unwrap()
+        );
+        w.run_for(SignedDuration::from_mins(2)).await.unwrap();
+        w.timer_queue.receive(1000);
+        w.apply(&inflate(1)).await.unwrap();
+        // The Deployment controller deletes the pods (the webhook sees each DELETE).
+        kerf_sim::world::workloads::step(&w.client, &w.sim.cached())
+            .await
+            .unwrap();
+        let event = receive(&w.timer_queue);
+        assert!(event.to_string().contains("podEvent"), "{event}");
+        (w, event)
+    })
+}
+
+fn run_timers<'a>(w: &'a World, s: &'a CrashSwitch, event: &'a Value) -> Boxed<'a, ()> {
+    Box::pin(async move {
+        let (q, opts) = (&w.disruption_queues(), &w.disruption);
+        handlers::disruption::handle(&w.crashing(s), q, "crashing-timers", opts, event).await;
+    })
+}
+
 fn termination() -> Boxed<'static, (World, Value)> {
     Box::pin(async {
         let (w, name) = crate::termination::running_cluster().await;
@@ -171,7 +215,7 @@ fn run_interruption<'a>(w: &'a World, s: &'a CrashSwitch, event: &'a Value) -> B
     })
 }
 
-const CASES: [Case; 6] = [
+const CASES: [Case; 8] = [
     Case {
         name: "provision a batch",
         prepare: provision,
@@ -197,6 +241,20 @@ const CASES: [Case; 6] = [
         name: "disruption: start a command",
         prepare: disruption,
         run: run_disruption,
+        pods: 1,
+        instances: None,
+    },
+    Case {
+        name: "disruption: a validation timer",
+        prepare: validation_timer,
+        run: run_timers,
+        pods: 1,
+        instances: None,
+    },
+    Case {
+        name: "disruption: pod events",
+        prepare: pod_events,
+        run: run_timers,
         pods: 1,
         instances: None,
     },

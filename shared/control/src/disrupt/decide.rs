@@ -55,7 +55,7 @@ pub async fn validate_due<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     let conv = view.convert(ctx);
     match kerf_engine::validate(&conv.snapshot, opts, &p.recorded()) {
         Ok(d) => {
-            execute::start(ctx, queues.termination, view, &d).await?;
+            Box::pin(execute::start(ctx, queues.termination, view, &d)).await?;
             report.started.push(d.id.clone());
             super::requeue(ctx, queues.timers, "command started").await;
         }
@@ -112,7 +112,7 @@ pub async fn decide<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
                 continue;
             }
         }
-        execute::start(ctx, queues.termination, view, d).await?;
+        Box::pin(execute::start(ctx, queues.termination, view, d)).await?;
         report.started.push(d.id.clone());
         started = true;
     }

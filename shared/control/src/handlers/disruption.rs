@@ -44,7 +44,8 @@ pub async fn run<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
             let view = View::read_with(ctx, false).await?;
             timers::pod_events(ctx, &view, pod_events).await?;
         }
-        sweep(ctx, queues, opts).await
+        // Boxed: a pass's future is large (launches, drains), and its caller's stack is not.
+        Box::pin(sweep(ctx, queues, opts)).await
     })
     .await?
     .ok())

@@ -109,8 +109,12 @@ pub async fn run(
 ) -> Result<Outcome, ScenarioError> {
     let mut r = Runner::start(s, decisions.options(), progress, None).await?;
     r.steps(decisions == Decisions::Karpenter).await?;
+    r.drains_end().await?;
     Ok(r.finish())
 }
+
+/// How long a run goes on after its last step for the drains under way to end.
+pub const DRAIN_TAIL: SignedDuration = SignedDuration::from_mins(15);
 
 impl<'a> Runner<'a> {
     pub(super) async fn start(
@@ -192,6 +196,24 @@ impl<'a> Runner<'a> {
                 }
                 other => other?,
             }
+        }
+        Ok(())
+    }
+
+    /// After the last step: the cluster runs on (at most [`DRAIN_TAIL`]) until every instance
+    /// EC2 bills belongs to a live NodeClaim, so a run's cost includes the drains it started
+    /// and its end state is the steady one.
+    pub(super) async fn drains_end(&mut self) -> Result<(), ScenarioError> {
+        let end = self.w.now() + DRAIN_TAIL;
+        let mut quiet = false;
+        while self.out.last.billed_instances() > self.out.last.claims.len() && self.w.now() < end {
+            let changed = self
+                .w
+                .step_toward(quiet, end)
+                .await
+                .map_err(|e| self.fail(e.to_string()))?;
+            quiet = !changed;
+            self.look()?;
         }
         Ok(())
     }
