@@ -13,7 +13,9 @@
 //! - drifted: from the `Drifted` condition to the command;
 //! - expired: from `creationTimestamp + expireAfter` to the command;
 //! - serialized: between consecutive commands of 8 empty nodes under a budget of one node;
-//! - capacity error: simulated seconds from the failed launch to the launch on another offering.
+//! - capacity error: simulated seconds from the failed launch to the launch on another offering;
+//! - what the timers cost: timer messages sent and disruption invocations by timers over an
+//!   hour in which 500 one-vCPU pods scale in to 50, then over an idle hour.
 
 use jiff::{SignedDuration, Timestamp};
 use kerf_catalog::CapacityType;
@@ -163,6 +165,34 @@ async fn capacity_error() -> f64 {
     launched[0].duration_since(failed[0]).as_secs_f64()
 }
 
+/// Timer messages sent and timer invocations of the disruption function over one hour from
+/// `w`'s now.
+async fn hour(w: &mut World) -> (u64, usize) {
+    let (sent, calls) = (w.timer_queue.sent(), w.timer_invocations);
+    w.run_for(SignedDuration::from_hours(1)).await.unwrap();
+    (w.timer_queue.sent() - sent, w.timer_invocations - calls)
+}
+
+async fn timer_cost() {
+    let mut w = getting_started_with(options()).await.unwrap();
+    w.apply(&inflate(500)).await.unwrap();
+    let ok = w
+        .run_until(SignedDuration::from_mins(10), |c| all_running(c, 500))
+        .await
+        .unwrap();
+    assert!(ok, "500 pods never ran");
+    w.run_for(SignedDuration::from_mins(5)).await.unwrap();
+    let nodes = claims(&w.client).await.len();
+    w.apply(&inflate(50)).await.unwrap();
+    let (busy_sent, busy_calls) = hour(&mut w).await;
+    let left = claims(&w.client).await.len();
+    let (idle_sent, idle_calls) = hour(&mut w).await;
+    println!(
+        "timers, hour of a scale-in 500 → 50 pods ({nodes} → {left} nodes): {busy_sent} messages, {busy_calls} invocations"
+    );
+    println!("timers, idle hour ({left} nodes): {idle_sent} messages, {idle_calls} invocations");
+}
+
 fn report(what: &str, mut v: Vec<f64>) {
     v.sort_by(f64::total_cmp);
     let median = v[v.len() / 2];
@@ -200,4 +230,5 @@ async fn main() {
         "capacity error → launch elsewhere",
         vec![capacity_error().await],
     );
+    timer_cost().await;
 }

@@ -127,6 +127,7 @@ impl World {
     pub async fn deliver_timers(&mut self) -> Value {
         let messages = self.timer_queue.receive(10_000);
         let event = SimQueue::event(&messages);
+        self.timer_invocations += 1;
         let holder = format!("disruption-{}", self.holder());
         let again = format!("disruption-{}", self.holder());
         let (ctx, opts) = (&self.disruptor, &self.disruption);

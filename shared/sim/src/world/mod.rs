@@ -167,6 +167,8 @@ pub struct World {
     invocation: u64,
     /// Interruption messages the interruption function handled (not failed).
     pub interruptions_handled: usize,
+    /// Invocations of the disruption function by its timer queue.
+    pub timer_invocations: usize,
 }
 
 impl std::fmt::Debug for World {

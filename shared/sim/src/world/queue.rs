@@ -74,6 +74,11 @@ impl SimQueue {
         self.lock().fail_sends = n;
     }
 
+    /// Messages sent since the start (what SQS bills for sends).
+    pub fn sent(&self) -> u64 {
+        self.lock().next
+    }
+
     /// Messages waiting (visible or not).
     pub fn len(&self) -> usize {
         self.lock().messages.len()

@@ -183,6 +183,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         next_disruption,
         invocation: 0,
         interruptions_handled: 0,
+        timer_invocations: 0,
     })
 }
 
