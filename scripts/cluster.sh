@@ -239,11 +239,21 @@ port_in_use() {
 }
 
 # start NAME ARGS...: runs $BIN/NAME in its own session, logs to logs/NAME.log.
+# Returns once the child has exec'd the binary (before that, /proc/PID/exe is
+# bash or setsid and is_ours says no, which wait_for would take for an exit),
+# or has exited (wait_for then reports it), or after 10 s.
 start() {
-    local name=$1
+    local name=$1 pid i
     shift
     setsid "$BIN/$name" "$@" >"$RUN/logs/$name.log" 2>&1 </dev/null &
-    echo $! >"$RUN/pids/$name.pid"
+    pid=$!
+    echo "$pid" >"$RUN/pids/$name.pid"
+    for ((i = 0; i < 500; i++)); do
+        is_ours "$pid" "$RUN" && return 0
+        [[ -d /proc/$pid ]] || return 0
+        [[ $(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1) == Z ]] && return 0
+        sleep 0.02
+    done
 }
 
 # our_pid RUNDIR NAME: prints the pid of NAME of that control plane when it is

@@ -2,7 +2,8 @@
 # Kerf's whole test suite: installs what it needs, then format, lints, template checks and
 # a bounded run of every fuzz target, then every test in the workspace (engine, catalog, CLI
 # scenarios, the template and RBAC against the code, API, in-process API server, kube adapter,
-# AWS adapter against moto, kubectl against `kerf sim --serve`).
+# AWS adapter against moto, kubectl against `kerf sim --serve`, Kerf against a real control plane
+# built from Go modules).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +32,11 @@ if [ -n "${CI:-}" ]; then
   # The fuzz build is not needed again here; its disk is, by the test binaries.
   rm -rf target/fuzz
 fi
+
+echo "== real control plane (etcd, Kubernetes, KWOK from Go modules; cached by Go's caches)"
+# The real-cluster tests (tests/real) start it with scripts/cluster.sh up; a cold build takes
+# about 20 minutes on 2 cores, a warm one seconds.
+scripts/cluster.sh build
 
 echo "== cargo nextest"
 cargo nextest run --workspace --all-features --no-fail-fast

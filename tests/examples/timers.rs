@@ -17,6 +17,8 @@
 //! - what the timers cost: timer messages sent and disruption invocations by timers over an
 //!   hour in which 500 one-vCPU pods scale in to 50, then over an idle hour.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a measurement program: a failure is a panic
+
 use jiff::{SignedDuration, Timestamp};
 use kerf_catalog::CapacityType;
 use kerf_e2e::world::{all_running, claims, getting_started_with, inflate, read};
