@@ -12,6 +12,7 @@ pub mod claim;
 pub mod ctx;
 pub mod disrupt;
 pub mod error;
+pub mod events;
 pub mod finalize;
 pub mod gc;
 pub mod handlers;

@@ -23,9 +23,9 @@ use crate::names::DISRUPTED_TAINT;
 /// Karpenter's Event reasons for a disruption's replacements and candidates.
 pub const DISRUPTION_LAUNCHING: &str = "DisruptionLaunching";
 pub const DISRUPTION_TERMINATING: &str = "DisruptionTerminating";
+use crate::events::claim_event_of;
 use crate::ports::EventType;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
-use crate::provision::notify::claim_event_of;
 use crate::provision::{LaunchOutcome, create_claim, launch_claim};
 use crate::view::View;
 

@@ -260,7 +260,7 @@ async fn tell<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, view: &Vie
             message: s.reason.clone(),
         })
         .collect();
-    crate::provision::emit_all(ctx, events).await;
+    crate::events::emit_all(ctx, events).await;
     for b in &plan.budgets {
         ctx.metrics.count(
             ALLOWED_DISRUPTIONS,

@@ -8,7 +8,6 @@ use kerf_api::v1::{ConditionStatus, NodeClaim};
 use kerf_catalog::unavailable;
 use serde_json::json;
 
-use super::notify;
 use crate::claim::{self, condition};
 use crate::ctx::Ctx;
 use crate::finalize;
@@ -143,7 +142,7 @@ async fn launched<C: Cluster, K: Cloud, P: Publisher>(
             "instanceType": l.instance_type, "zone": l.zone, "capacityType": l.capacity_type.as_str()}),
         resources: vec![l.provider_id.clone()],
     };
-    notify::publish(ctx, &[ev]).await;
+    crate::events::publish(ctx, &[ev]).await;
     LaunchOutcome::Launched(Box::new(written))
 }
 
@@ -208,7 +207,7 @@ async fn no_capacity<C: Cluster, K: Cloud, P: Publisher>(
         "failed launching nodeclaim",
         json!({"NodeClaim": obj(&name), "error": msg}),
     );
-    notify::claim_event(
+    crate::events::claim_event(
         ctx,
         c,
         "InsufficientCapacityError",
@@ -253,5 +252,5 @@ async fn publish_failure<C: Cluster, K: Cloud, P: Publisher>(
         detail: json!({"nodeClaim": claim::name(c), "nodePool": claim::pool_name(c), "error": msg}),
         resources: vec![],
     };
-    notify::publish(ctx, &[ev]).await;
+    crate::events::publish(ctx, &[ev]).await;
 }

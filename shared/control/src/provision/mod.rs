@@ -33,7 +33,6 @@ use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
 
 pub use act::{LaunchOutcome, create_claim, launch_claim};
-pub use notify::emit_all;
 
 /// What one provisioning invocation did.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -256,7 +256,7 @@ async fn notify<C: Cluster, K: Cloud, P: Publisher>(
         ));
     }
     if !events.is_empty() {
-        crate::provision::emit_all(ctx, events).await;
+        crate::events::emit_all(ctx, events).await;
     }
 }
 

@@ -1,0 +1,87 @@
+//! Kubernetes Events and decision events, for every reconciler: best effort (a failed Event or
+//! publish is logged, never fails the reconcile).
+
+use futures::StreamExt;
+use futures::stream;
+use kerf_api::v1::NodeClaim;
+use serde_json::json;
+
+use crate::claim;
+use crate::ctx::Ctx;
+use crate::log::controllers::PROVISIONER;
+use crate::ports::{
+    Cloud, Cluster, DecisionEvent, EventSpec, EventType, InvolvedObject, Publisher,
+};
+
+/// Emits Events with bounded concurrency; failures are logged.
+pub async fn emit_all<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    events: Vec<EventSpec>,
+) {
+    let now = ctx.now();
+    let failures: Vec<String> = stream::iter(events.iter().map(|e| async move {
+        ctx.cluster
+            .emit_event(e, now)
+            .await
+            .err()
+            .map(|err| err.to_string())
+    }))
+    .buffer_unordered(ctx.settings.concurrency.max(1))
+    .filter_map(|r| async move { r })
+    .collect()
+    .await;
+    if let Some(first) = failures.first() {
+        ctx.log.warn(
+            PROVISIONER,
+            "could not record events",
+            json!({"failed": failures.len(), "error": first}),
+        );
+    }
+}
+
+/// A Warning Event on a NodeClaim.
+pub async fn claim_event<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    c: &NodeClaim,
+    reason: &str,
+    message: &str,
+) {
+    claim_event_of(ctx, c, EventType::Warning, reason, message).await;
+}
+
+/// An Event of `type_` on a NodeClaim.
+pub async fn claim_event_of<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    c: &NodeClaim,
+    type_: EventType,
+    reason: &str,
+    message: &str,
+) {
+    let ev = EventSpec {
+        involved: InvolvedObject {
+            api_version: "karpenter.sh/v1".into(),
+            kind: "NodeClaim".into(),
+            name: claim::name(c).to_string(),
+            namespace: String::new(),
+            uid: c.metadata.uid.clone().unwrap_or_default(),
+        },
+        type_,
+        reason: reason.into(),
+        message: message.into(),
+    };
+    emit_all(ctx, vec![ev]).await;
+}
+
+/// Publishes decision events; a failure is logged.
+pub async fn publish<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    events: &[DecisionEvent],
+) {
+    if let Err(e) = ctx.publisher.publish(events).await {
+        ctx.log.warn(
+            PROVISIONER,
+            "could not publish decision events",
+            json!({"error": e.to_string(), "events": events.len()}),
+        );
+    }
+}
