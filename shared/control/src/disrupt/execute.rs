@@ -24,9 +24,9 @@ use crate::names::DISRUPTED_TAINT;
 pub const DISRUPTION_LAUNCHING: &str = "DisruptionLaunching";
 pub const DISRUPTION_TERMINATING: &str = "DisruptionTerminating";
 use crate::events::claim_event_of;
+use crate::launch::{LaunchOutcome, create_claim, launch_claim};
 use crate::ports::EventType;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
-use crate::provision::{LaunchOutcome, create_claim, launch_claim};
 use crate::view::View;
 
 /// The `DisruptionReason` condition type.

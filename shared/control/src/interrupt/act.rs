@@ -26,12 +26,12 @@ use crate::ctx::Ctx;
 use crate::disrupt::execute::delete_one;
 use crate::error::ControlError;
 use crate::events::claim_event_of;
+use crate::launch::{create_claim, launch_claim};
 use crate::log::{controllers::INTERRUPTION, obj};
 use crate::metrics::names::{
     INSTANCE_STATUS_UNHEALTHY, INTERRUPTION_QUEUE_DURATION, INTERRUPTION_RECEIVED,
 };
 use crate::ports::{Cloud, Cluster, EventType, HealthCategory, Publisher, Queue};
-use crate::provision::act::{create_claim, launch_claim};
 use crate::view::View;
 
 /// The NodePool annotation opting in to replacement on a rebalance recommendation.

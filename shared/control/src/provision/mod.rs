@@ -16,7 +16,6 @@
 //!    launch at its largest option, so room may remain). At most [`MAX_PASSES`] passes.
 
 pub mod act;
-pub mod launch_one;
 pub(crate) mod notify;
 
 use std::time::Instant;
@@ -31,8 +30,6 @@ use crate::log::{abbreviate, controllers::PROVISIONER};
 use crate::metrics::names::{PODS_UNSCHEDULABLE, SCHEDULING_DURATION};
 use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
-
-pub use act::{LaunchOutcome, create_claim, launch_claim};
 
 /// What one provisioning invocation did.
 #[derive(Debug, Default, Clone, PartialEq)]

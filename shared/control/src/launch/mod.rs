@@ -6,6 +6,15 @@
 //! holds the requests; spot when the claim allows it and a spot offering is available, else
 //! on-demand; the available offerings of that capacity type in allowed zones, cheapest
 //! first, at most 60 types.
+//!
+//! The one place that creates a NodeClaim for a planned launch ([`create`]) and launches it
+//! ([`one`]), for provisioning, disruption replacements and interruption replacements.
+
+mod create;
+mod one;
+
+pub use create::create_claim;
+pub use one::{LaunchOutcome, launch_claim};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -261,5 +270,4 @@ pub fn quantities(r: &Resources) -> BTreeMap<String, Quantity> {
 }
 
 #[cfg(test)]
-#[path = "launch_tests.rs"]
 mod tests;

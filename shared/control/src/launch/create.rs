@@ -1,0 +1,50 @@
+//! Creating the NodeClaim of a planned launch, before its instance exists.
+
+use kerf_api::v1::NodeClaim;
+use kerf_engine::plan::Launch;
+use serde_json::json;
+
+use crate::claim;
+use crate::ctx::Ctx;
+use crate::log::{abbreviate, controllers::PROVISIONER, obj};
+use crate::metrics::names::NODECLAIMS_CREATED;
+use crate::ports::{Cloud, Cluster, Publisher};
+use crate::view::View;
+
+/// Creates the NodeClaim of a planned launch (`labels` added to the pool's), logged and
+/// counted under `reason` (`provisioning`, or the disruption reason of a replacement).
+pub async fn create_claim<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    view: &View,
+    l: &Launch,
+    labels: &std::collections::BTreeMap<String, String>,
+    reason: &str,
+) -> Result<NodeClaim, String> {
+    let pool = view
+        .pool(&l.node_pool)
+        .ok_or_else(|| format!("nodepool {} is gone", l.node_pool))?;
+    let class = view
+        .classes
+        .get(&pool.spec.template.spec.node_class_ref.name);
+    let mut claim = claim::new_claim(pool, class.map(|c| c.as_ref()), l);
+    if let Some(m) = claim.metadata.labels.as_mut() {
+        m.extend(labels.clone());
+    }
+    let c = ctx
+        .cluster
+        .create_node_claim(pool, claim)
+        .await
+        .map_err(|e| e.to_string())?;
+    ctx.metrics.count(
+        NODECLAIMS_CREATED,
+        &[("nodepool", &l.node_pool), ("reason", reason)],
+        1.0,
+    );
+    ctx.log.info(
+        PROVISIONER,
+        "created nodeclaim",
+        json!({"NodePool": obj(&l.node_pool), "NodeClaim": obj(claim::name(&c)),
+               "requests": l.requests, "instance-types": abbreviate(&l.instance_type_options, 5)}),
+    );
+    Ok(c)
+}
