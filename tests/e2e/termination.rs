@@ -39,7 +39,7 @@ pub(crate) async fn delete_claim(w: &World, name: &str) {
         .delete(name, &DeleteParams::default())
         .await
         .unwrap();
-    kerf_control::handlers::termination::enqueue(&w.termination_queue, name, 0)
+    kerf_control::retire::enqueue(&w.termination_queue, name, 0)
         .await
         .unwrap();
 }
@@ -193,13 +193,13 @@ async fn redelivered_termination_messages_change_nothing() {
     let (mut w, name) = running_cluster().await;
     delete_claim(&w, &name).await;
     for _ in 0..3 {
-        kerf_control::handlers::termination::enqueue(&w.termination_queue, &name, 0)
+        kerf_control::retire::enqueue(&w.termination_queue, &name, 0)
             .await
             .unwrap();
     }
     assert!(until_gone(&mut w, &name, SignedDuration::from_mins(10)).await);
     for _ in 0..3 {
-        kerf_control::handlers::termination::enqueue(&w.termination_queue, &name, 0)
+        kerf_control::retire::enqueue(&w.termination_queue, &name, 0)
             .await
             .unwrap();
     }

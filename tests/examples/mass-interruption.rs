@@ -168,14 +168,9 @@ async fn karpenter_batch(ctx: &SimCtx, termination: &SimQueue, batch: &[Target])
         .record_unavailable(&marks(&keys, now), now)
         .await;
     let deletes = batch.iter().map(|t| async move {
-        let r = kerf_control::disrupt::execute::delete_one(
-            ctx,
-            termination,
-            &t.claim,
-            "default",
-            "interrupted",
-        )
-        .await;
+        let r =
+            kerf_control::retire::delete_one(ctx, termination, &t.claim, "default", "interrupted")
+                .await;
         tokio::time::sleep(SQS).await; // DeleteMessage
         r
     });

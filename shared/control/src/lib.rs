@@ -28,6 +28,7 @@ pub mod nodeclass;
 pub mod nodepool;
 pub mod provision;
 pub mod register;
+pub mod retire;
 pub mod terminate;
 pub mod view;
 pub mod webhook;

@@ -147,7 +147,7 @@ impl Terminator {
 
     /// Queues the termination of a NodeClaim (what deleting one leads to).
     pub async fn enqueue(&self, node_claim: &str) {
-        kerf_control::handlers::termination::enqueue(&self.queue, node_claim, 0)
+        kerf_control::retire::enqueue(&self.queue, node_claim, 0)
             .await
             .unwrap();
     }

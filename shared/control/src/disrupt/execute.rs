@@ -16,8 +16,8 @@ use super::record::{self, Command};
 use crate::claim::{self, condition};
 use crate::ctx::Ctx;
 use crate::error::ControlError;
-use crate::log::{abbreviate, controllers::DISRUPTION, obj};
-use crate::metrics::names::{DISRUPTION_DECISIONS, NODECLAIMS_DISRUPTED};
+use crate::log::{abbreviate, controllers::DISRUPTION};
+use crate::metrics::names::DISRUPTION_DECISIONS;
 use crate::names::DISRUPTED_TAINT;
 
 /// Karpenter's Event reasons for a disruption's replacements and candidates.
@@ -189,31 +189,8 @@ pub async fn delete_candidates<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     reason: &str,
 ) -> Result<(), ControlError> {
     for (c, pool) in d.node_claims.iter().zip(&d.node_pools) {
-        delete_one(ctx, termination, c, pool, reason).await?;
+        crate::retire::delete_one(ctx, termination, c, pool, reason).await?;
     }
-    Ok(())
-}
-
-/// Deletes one NodeClaim (the termination function drains it) and queues its termination.
-pub async fn delete_one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
-    ctx: &Ctx<C, K, P>,
-    termination: &Q,
-    name: &str,
-    pool: &str,
-    reason: &str,
-) -> Result<(), ControlError> {
-    ctx.cluster.delete_node_claim(name, None).await?;
-    crate::handlers::termination::enqueue(termination, name, 0).await?;
-    ctx.metrics.count(
-        NODECLAIMS_DISRUPTED,
-        &[("reason", reason), ("nodepool", pool)],
-        1.0,
-    );
-    ctx.log.info(
-        DISRUPTION,
-        "deleted nodeclaim for disruption",
-        json!({"NodeClaim": obj(name), "reason": reason}),
-    );
     Ok(())
 }
 

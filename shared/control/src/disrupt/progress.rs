@@ -16,7 +16,7 @@ use jiff::{SignedDuration, Timestamp};
 use kerf_api::v1::{ConditionStatus, NodeClaim};
 use serde_json::json;
 
-use super::execute::{DISRUPTION_REASON, delete_one, replacement_of};
+use super::execute::{DISRUPTION_REASON, replacement_of};
 use super::record::{self, Command};
 use crate::claim::{self, condition};
 use crate::ctx::Ctx;
@@ -24,6 +24,7 @@ use crate::error::ControlError;
 use crate::log::{controllers::DISRUPTION, obj};
 use crate::names::{DISRUPTED_TAINT, TERMINATION_FINALIZER, conditions};
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
+use crate::retire::delete_one;
 use crate::view::View;
 
 /// Annotation: when the termination of a deleting NodeClaim was last queued by a sweep.
@@ -255,7 +256,7 @@ pub async fn queue_terminations<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
 ) -> Result<(), ControlError> {
     let now = ctx.now();
     for name in follow_node_deletions(ctx, view).await? {
-        crate::handlers::termination::enqueue(termination, &name, 0).await?;
+        crate::retire::enqueue(termination, &name, 0).await?;
         let a = BTreeMap::from([(TERMINATION_QUEUED.to_string(), claim::rfc3339(now))]);
         ctx.cluster.annotate_node_claim(&name, &a).await?;
         out.terminations_queued.push(name);
@@ -282,7 +283,7 @@ pub async fn queue_terminations<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
             continue;
         }
         let name = claim::name(c).to_string();
-        crate::handlers::termination::enqueue(termination, &name, 0).await?;
+        crate::retire::enqueue(termination, &name, 0).await?;
         let a = BTreeMap::from([(TERMINATION_QUEUED.to_string(), claim::rfc3339(now))]);
         ctx.cluster.annotate_node_claim(&name, &a).await?;
         out.terminations_queued.push(name);

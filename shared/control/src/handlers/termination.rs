@@ -13,22 +13,8 @@ use serde_json::{Value, json};
 use super::{batch_failures, flush_metrics};
 use crate::ctx::Ctx;
 use crate::log::controllers::TERMINATION;
-use crate::ports::{Cloud, Cluster, Publisher, Queue};
+use crate::ports::{Cloud, Cluster, Publisher, Queue, TerminationMessage};
 use crate::terminate::{Step, terminate};
-
-/// The body of a termination message.
-pub fn message(node_claim: &str) -> String {
-    json!({ "nodeClaim": node_claim }).to_string()
-}
-
-/// Queues the termination of `node_claim` (after `delay_seconds`).
-pub async fn enqueue<Q: Queue>(
-    queue: &Q,
-    node_claim: &str,
-    delay_seconds: u32,
-) -> Result<String, crate::ports::QueueError> {
-    queue.send(&message(node_claim), delay_seconds).await
-}
 
 /// What one message came to.
 enum Outcome {
@@ -45,10 +31,7 @@ async fn one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
 ) -> Outcome {
     let id = record["messageId"].as_str().unwrap_or_default().to_string();
     let body = record["body"].as_str().unwrap_or_default();
-    let Some(name) = serde_json::from_str::<Value>(body)
-        .ok()
-        .and_then(|v| v["nodeClaim"].as_str().map(str::to_string))
-    else {
+    let Some(name) = TerminationMessage::parse(body).map(|m| m.node_claim) else {
         ctx.log.error(
             TERMINATION,
             "dropping unreadable termination message",
@@ -100,9 +83,7 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     let mut seen = std::collections::BTreeSet::new();
     records.retain(|r| {
         let body = r["body"].as_str().unwrap_or_default();
-        let claim = serde_json::from_str::<Value>(body)
-            .ok()
-            .and_then(|v| v["nodeClaim"].as_str().map(str::to_string));
+        let claim = TerminationMessage::parse(body).map(|m| m.node_claim);
         claim.is_none_or(|c| seen.insert(c))
     });
     let outcomes: Vec<Outcome> = stream::iter(records.iter().map(|r| one(ctx, queue, r)))

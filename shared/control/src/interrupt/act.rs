@@ -23,7 +23,6 @@ use serde_json::json;
 use super::events::{Interruption, parse};
 use crate::claim;
 use crate::ctx::Ctx;
-use crate::disrupt::execute::delete_one;
 use crate::error::ControlError;
 use crate::events::claim_event_of;
 use crate::launch::{create_claim, launch_claim};
@@ -32,6 +31,7 @@ use crate::metrics::names::{
     INSTANCE_STATUS_UNHEALTHY, INTERRUPTION_QUEUE_DURATION, INTERRUPTION_RECEIVED,
 };
 use crate::ports::{Cloud, Cluster, EventType, HealthCategory, Publisher, Queue};
+use crate::retire::delete_one;
 use crate::view::View;
 
 /// The NodePool annotation opting in to replacement on a rebalance recommendation.

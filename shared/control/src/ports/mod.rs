@@ -9,6 +9,7 @@ pub mod cloud;
 pub mod cluster;
 pub mod publish;
 pub mod queue;
+pub mod termination;
 pub mod timer;
 
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -21,4 +22,5 @@ pub use cluster::{
 };
 pub use publish::{DecisionEvent, PublishError, Publisher};
 pub use queue::{Queue, QueueError};
+pub use termination::TerminationMessage;
 pub use timer::{Timer, TimerKind};
