@@ -23,31 +23,14 @@ fn timers_only() -> WorldOptions {
     }
 }
 
-/// When the first log line with `message` was written.
+/// When the first log line starting with `message` was written.
 fn first(w: &World, message: &str) -> Option<Timestamp> {
-    w.logs
-        .entries()
-        .iter()
-        .filter(|e| {
-            e["message"]
-                .as_str()
-                .is_some_and(|m| m.starts_with(message))
-        })
-        .filter_map(|e| e["time"].as_str()?.parse().ok())
-        .next()
+    logged_at(w, message).first().copied()
 }
 
 /// How many log lines start with `message`.
 fn count(w: &World, message: &str) -> usize {
-    w.logs
-        .entries()
-        .iter()
-        .filter(|e| {
-            e["message"]
-                .as_str()
-                .is_some_and(|m| m.starts_with(message))
-        })
-        .count()
+    logged_at(w, message).len()
 }
 
 /// Five pods on one node, then scaled to one: the replace consolidation's world, and when the

@@ -53,16 +53,7 @@ fn pool(consolidate_after: &str, budget: Option<&str>, expire_after: &str) -> St
 
 /// Moments of log lines starting with `message`.
 fn moments(w: &World, message: &str) -> Vec<Timestamp> {
-    w.logs
-        .entries()
-        .iter()
-        .filter(|e| {
-            e["message"]
-                .as_str()
-                .is_some_and(|m| m.starts_with(message))
-        })
-        .filter_map(|e| e["time"].as_str()?.parse().ok())
-        .collect()
+    kerf_e2e::world::logged_at(w, message)
 }
 
 async fn world(pool_yaml: &str, replicas: u32) -> World {

@@ -130,3 +130,13 @@ pub async fn not_running(c: &Client) -> Vec<String> {
         })
         .collect()
 }
+
+/// When each log line whose message starts with `prefix` was written, oldest first.
+pub fn logged_at(w: &World, prefix: &str) -> Vec<jiff::Timestamp> {
+    w.logs
+        .entries()
+        .iter()
+        .filter(|e| e["message"].as_str().is_some_and(|m| m.starts_with(prefix)))
+        .filter_map(|e| e["time"].as_str()?.parse().ok())
+        .collect()
+}
