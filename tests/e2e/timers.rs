@@ -4,7 +4,9 @@
 //! deleted soon after its replacement initializes); a validation that finds churn abandons the
 //! command; duplicated timer messages change nothing; lost ones cost only latency (the
 //! schedule does the work); spot capacity gone everywhere falls back to on-demand in one
-//! provisioner invocation.
+//! provisioner invocation. The provisioner's timers: a NodeClaim that never registers goes
+//! at its registration deadline, not at the next sweep; pods left waiting on unavailable
+//! offerings are placed the moment the cache lets them go, with no sweep at all.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
@@ -261,5 +263,75 @@ async fn no_spot_capacity_anywhere_falls_back_to_on_demand_in_one_invocation() {
         violations(&w).await.is_empty(),
         "{:?}",
         violations(&w).await
+    );
+}
+
+#[tokio::test]
+async fn a_registration_timeout_fires_at_its_moment_not_at_the_next_sweep() {
+    let mut w = getting_started().await.unwrap();
+    let start = w.now();
+    w.kubelet.paused = true;
+    // Mid-way between two sweeps, so that the deadline is too.
+    w.run_for(SignedDuration::from_secs(20)).await.unwrap();
+    w.apply(&inflate(5)).await.unwrap();
+    w.run_for(SignedDuration::from_mins(2)).await.unwrap();
+    let launching = claims(&w.client).await;
+    assert_eq!(launching.len(), 1);
+    let launched = kerf_control::claim::transition_time(&launching[0], "Launched").unwrap();
+    let deadline = launched + SignedDuration::from_mins(15);
+    let since_sweep = deadline.duration_since(start).as_secs() % 60;
+    assert!(
+        (1..=57).contains(&since_sweep),
+        "the deadline must fall between sweeps for this test to tell them apart ({since_sweep} s)"
+    );
+    w.run_for(SignedDuration::from_mins(15)).await.unwrap();
+    let gone = first(&w, "terminating due to registration ttl").unwrap();
+    let late = gone.duration_since(deadline);
+    assert!(
+        late >= SignedDuration::ZERO && late <= SignedDuration::from_secs(2),
+        "deleted {late:#} after its deadline (the sweep would have been {} s late)",
+        60 - since_sweep
+    );
+    w.kubelet.paused = false;
+    assert!(
+        w.run_until(SignedDuration::from_mins(5), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
+}
+
+#[tokio::test]
+async fn pods_waiting_on_unavailable_offerings_are_placed_when_the_cache_expires() {
+    let mut w = getting_started_with(WorldOptions {
+        sweep_every: SignedDuration::from_hours(24),
+        ..WorldOptions::default()
+    })
+    .await
+    .unwrap();
+    w.cloud.remove_capacity(NoCapacity::default());
+    w.apply(&inflate(5)).await.unwrap();
+    w.run_for(SignedDuration::from_secs(30)).await.unwrap();
+    assert!(claims(&w.client).await.is_empty(), "nothing could launch");
+    let failed = first(&w, "failed launching nodeclaim").expect("a launch found no capacity");
+    let expiry = failed + SignedDuration::from_mins(3);
+    w.cloud.restore_capacity();
+    assert!(
+        w.run_until(SignedDuration::from_mins(5), |c| all_running(c, 5))
+            .await
+            .unwrap(),
+        "placed without a sweep"
+    );
+    let relaunched = claims(&w.client).await;
+    assert_eq!(relaunched.len(), 1);
+    let created = relaunched[0]
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .unwrap()
+        .0;
+    let late = created.duration_since(expiry);
+    assert!(
+        late >= SignedDuration::ZERO && late <= SignedDuration::from_secs(3),
+        "launched {late:#} after the cache expired"
     );
 }

@@ -192,6 +192,16 @@ impl UnavailableOfferings {
         all.difference(&usable).map(|z| z.to_string()).collect()
     }
 
+    /// The first moment after `now` at which an entry (offering or subnet) expires.
+    pub fn next_expiry(&self, now: Timestamp) -> Option<Timestamp> {
+        self.entries
+            .values()
+            .chain(self.subnets.values())
+            .copied()
+            .filter(|t| *t > now)
+            .min()
+    }
+
     /// Number of entries (offerings and subnets).
     pub fn len(&self) -> usize {
         self.entries.len() + self.subnets.len()

@@ -170,3 +170,18 @@ fn a_zone_is_exhausted_only_when_all_its_subnets_are_full() {
             .is_empty()
     );
 }
+
+#[test]
+fn the_next_expiry_is_the_earliest_entry_still_in_force() {
+    let mut c = UnavailableOfferings::default();
+    assert_eq!(c.next_expiry(t0()), None);
+    c.mark(key(), t0());
+    c.mark_subnet("subnet-a1", t("2025-01-01T00:01:00Z"));
+    assert_eq!(c.next_expiry(t0()), Some(t("2025-01-01T00:03:00Z")));
+    assert_eq!(
+        c.next_expiry(t("2025-01-01T00:03:00Z")),
+        Some(t("2025-01-01T00:04:00Z")),
+        "an entry expiring at now is no longer in force"
+    );
+    assert_eq!(c.next_expiry(t("2025-01-01T00:04:00Z")), None);
+}

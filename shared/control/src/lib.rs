@@ -30,5 +30,6 @@ pub mod provision;
 pub mod register;
 pub mod retire;
 pub mod terminate;
+pub mod timers;
 pub mod view;
 pub mod webhook;

@@ -18,9 +18,8 @@ use crate::claim;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::log::controllers::DISRUPTION;
-use crate::metrics::names::TIMERS_SENT;
 use crate::ports::timer::MAX_DELAY;
-use crate::ports::{Cloud, Cluster, Publisher, Queue, Timer, TimerKind};
+use crate::ports::{Cloud, Cluster, Publisher, Queue, TimerKind};
 use crate::view::View;
 
 /// Annotation: the moment a timer was last armed for this NodeClaim.
@@ -28,7 +27,7 @@ pub const ARMED: &str = "kerf.dev/timer";
 /// Karpenter's pod-events dedupe: `lastPodEventTime` moves at most this often.
 pub const POD_EVENT_DEDUPE: SignedDuration = SignedDuration::from_secs(10);
 
-/// Sends a timer; a failed send is logged (the schedule's next pass does the same work).
+/// Sends a timer as the disruption controller ([`crate::timers::set_timer`]).
 pub async fn set_timer<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
@@ -36,22 +35,7 @@ pub async fn set_timer<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     due: Timestamp,
     objects: &[String],
 ) -> bool {
-    let t = Timer::new(kind, due, objects.to_vec());
-    match t.send(queue, ctx.now()).await {
-        Ok(_) => {
-            ctx.metrics
-                .count(TIMERS_SENT, &[("kind", kind.as_str())], 1.0);
-            true
-        }
-        Err(e) => {
-            ctx.log.warn(
-                DISRUPTION,
-                "could not set a timer; the next scheduled pass does its work",
-                json!({"kind": kind.as_str(), "due": claim::rfc3339(due), "error": e.to_string()}),
-            );
-            false
-        }
-    }
+    crate::timers::set_timer(ctx, queue, DISRUPTION, kind, due, objects).await
 }
 
 /// A pass again, now.

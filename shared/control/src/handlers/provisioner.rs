@@ -2,12 +2,18 @@
 //! Karpenter's batch idle/max durations; the bodies only wake it, the snapshot is the truth)
 //! or the scheduled safety-net sweep.
 //!
-//! - SQS: provision, then register and initialize what is due. If another decision holds the
+//! - SQS: provision, then register, initialize and enforce the timeouts of what is due. A
+//!   timer among the hints (a liveness deadline, unavailable offerings expiring) that arrives
+//!   before its moment is chained on; a batch of only those runs no pass. If another decision holds the
 //!   Lease, a fresh hint is queued with a short delay before the batch is acknowledged, so
 //!   nothing waits for the visibility timeout. A retryable failure returns every message as
 //!   a batch item failure; anything else is logged (the sweep retries it).
 //! - Schedule: register, initialize, enforce launch/registration timeouts, collect garbage,
 //!   then provision.
+//!
+//! Either way, the pass then arms its timers on the same queue: liveness deadlines coming
+//! within [`liveness::HORIZON`], and, when pods were left waiting after a launch found no
+//! capacity, the moment the first unavailable offering expires.
 
 use serde_json::{Value, json};
 
@@ -17,8 +23,9 @@ use crate::error::ControlError;
 use crate::gc;
 use crate::lease::with_lease;
 use crate::log::controllers::PROVISIONER;
-use crate::ports::{Cloud, Cluster, Publisher, Queue};
+use crate::ports::{Cloud, Cluster, Publisher, Queue, Timer, TimerKind};
 use crate::provision::{ProvisionReport, provision};
+use crate::timers::set_timer;
 use crate::view::View;
 use crate::webhook::pods::hint;
 use crate::{initialize, liveness, register};
@@ -33,6 +40,8 @@ pub struct PassReport {
     pub registered: usize,
     pub initialized: usize,
     pub expired: usize,
+    /// Timers armed (liveness deadlines, unavailable offerings expiring).
+    pub armed: usize,
     pub collected: gc::Collected,
     /// Set when another holder had the decision Lease.
     pub busy: Option<String>,
@@ -48,7 +57,7 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     let out = if event.get("Records").is_some() {
         on_batch(ctx, queue, holder, event).await
     } else {
-        on_schedule(ctx, holder).await
+        on_schedule(ctx, queue, holder).await
     };
     flush_metrics(ctx);
     out
@@ -61,7 +70,10 @@ async fn on_batch<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     event: &Value,
 ) -> Value {
     let ids = message_ids(event);
-    match with_lease(ctx, holder, || async { batch_pass(ctx).await }).await {
+    if !wakes(ctx, queue, event).await {
+        return batch_failures(&[]);
+    }
+    match with_lease(ctx, holder, || async { batch_pass(ctx, queue).await }).await {
         Ok(Ok(_)) => batch_failures(&[]),
         Ok(Err(other)) => match queue
             .send(&hint(&[], ctx.now()), BUSY_REQUEUE_SECONDS)
@@ -105,21 +117,79 @@ fn failed<C: Cluster, K: Cloud, P: Publisher>(
     }
 }
 
-async fn batch_pass<C: Cluster, K: Cloud, P: Publisher>(
+/// Whether a batch asks for a pass now: a timer that arrives before its moment is sent again
+/// with what remains; anything else (a hint, a due timer, an unreadable body) wakes a pass.
+async fn wakes<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
+    queue: &Q,
+    event: &Value,
+) -> bool {
+    let now = ctx.now();
+    let mut wake = false;
+    for r in event["Records"].as_array().into_iter().flatten() {
+        match Timer::parse(r["body"].as_str().unwrap_or_default()) {
+            Ok(t) if t.early(now) => {
+                set_timer(ctx, queue, PROVISIONER, t.kind, t.due, &t.objects).await;
+            }
+            _ => wake = true,
+        }
+    }
+    wake
+}
+
+async fn batch_pass<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    queue: &Q,
 ) -> Result<PassReport, ControlError> {
     let provision = provision(ctx).await?;
     let view = View::read(ctx).await?;
-    Ok(PassReport {
-        provision,
+    let mut r = PassReport {
         registered: register::register_pending(ctx, &view).await,
         initialized: initialize::initialize_pending(ctx, &view).await,
+        expired: liveness::enforce(ctx, &view).await,
+        provision,
         ..PassReport::default()
-    })
+    };
+    r.armed = arm(ctx, queue, &view, &r.provision).await;
+    Ok(r)
 }
 
-async fn sweep<C: Cluster, K: Cloud, P: Publisher>(
+/// Arms the pass's timers: liveness deadlines, and the first unavailable offering's expiry
+/// when this invocation found no capacity and left pods waiting.
+async fn arm<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
+    queue: &Q,
+    view: &View,
+    report: &ProvisionReport,
+) -> usize {
+    let mut n = liveness::arm(ctx, queue, view).await;
+    if report.insufficient_capacity == 0 || report.unschedulable.is_empty() {
+        return n;
+    }
+    let now = ctx.now();
+    // Read again: the launches that found no capacity recorded their marks after `view`.
+    let next = match ctx.cluster.unavailable_offerings(now).await {
+        Ok(marks) => marks.next_expiry(now),
+        Err(e) => {
+            ctx.log.warn(
+                PROVISIONER,
+                "could not read unavailable offerings; the next sweep retries the waiting pods",
+                json!({"error": e.to_string()}),
+            );
+            None
+        }
+    };
+    if let Some(at) = next
+        && set_timer(ctx, queue, PROVISIONER, TimerKind::Offerings, at, &[]).await
+    {
+        n += 1;
+    }
+    n
+}
+
+async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    queue: &Q,
 ) -> Result<PassReport, ControlError> {
     let view = View::read(ctx).await?;
     let mut r = PassReport {
@@ -137,15 +207,17 @@ async fn sweep<C: Cluster, K: Cloud, P: Publisher>(
         ),
     }
     r.provision = provision(ctx).await?;
+    r.armed = arm(ctx, queue, &view, &r.provision).await;
     Ok(r)
 }
 
 /// One sweep under the Lease (the schedule's work); also what `kerf sim` runs each minute.
-pub async fn run_sweep<C: Cluster, K: Cloud, P: Publisher>(
+pub async fn run_sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
+    queue: &Q,
     holder: &str,
 ) -> Result<PassReport, ControlError> {
-    match with_lease(ctx, holder, || async { sweep(ctx).await }).await? {
+    match with_lease(ctx, holder, || async { sweep(ctx, queue).await }).await? {
         Ok(r) => Ok(r),
         Err(other) => Ok(PassReport {
             busy: Some(other),
@@ -154,11 +226,12 @@ pub async fn run_sweep<C: Cluster, K: Cloud, P: Publisher>(
     }
 }
 
-async fn on_schedule<C: Cluster, K: Cloud, P: Publisher>(
+async fn on_schedule<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
+    queue: &Q,
     holder: &str,
 ) -> Value {
-    match run_sweep(ctx, holder).await {
+    match run_sweep(ctx, queue, holder).await {
         Ok(r) => summary(&r),
         Err(e) => {
             ctx.log
@@ -178,6 +251,7 @@ pub fn summary(r: &PassReport) -> Value {
         "registered": r.registered,
         "initialized": r.initialized,
         "expired": r.expired,
+        "armed": r.armed,
         "collectedInstances": r.collected.instances,
         "collectedNodeClaims": r.collected.node_claims,
     })

@@ -1,4 +1,5 @@
-//! Timers: a delayed message on a function's own queue, whose body names what to examine
+//! Timers: a delayed message on a function's own queue (the disruption function's timer
+//! queue, the provisioner's request queue), whose body names what to examine
 //! again, for which objects, and the moment it is for. State stays in the cluster (a record
 //! on the NodeClaim, a condition's time, `lastPodEventTime`): a timer only wakes a function
 //! up, so a lost one costs latency (the schedule's next pass does the same work) and a
@@ -30,6 +31,11 @@ pub enum TimerKind {
     /// Pods left or terminated on the named nodes: their NodeClaims' `lastPodEventTime`
     /// moves to now, which restarts `consolidateAfter`.
     PodEvent,
+    /// A NodeClaim's launch or registration timeout runs out at `due` (the provisioner's).
+    Liveness,
+    /// Unavailable offerings expire at `due` while pods still wait for them (the
+    /// provisioner's).
+    Offerings,
 }
 
 impl TimerKind {
@@ -39,6 +45,8 @@ impl TimerKind {
             TimerKind::Requeue => "requeue",
             TimerKind::Due => "due",
             TimerKind::PodEvent => "podEvent",
+            TimerKind::Liveness => "liveness",
+            TimerKind::Offerings => "offerings",
         }
     }
 }
