@@ -15,7 +15,10 @@
 //! - serialized: between consecutive commands of 8 empty nodes under a budget of one node;
 //! - capacity error: simulated seconds from the failed launch to the launch on another offering;
 //! - what the timers cost: timer messages sent and disruption invocations by timers over an
-//!   hour in which 500 one-vCPU pods scale in to 50, then over an idle hour.
+//!   hour in which 500 one-vCPU pods scale in to 50, then over an idle hour; and at 1,000
+//!   nodes (`-- 1000`: one pod per node), an idle hour and an hour in which the Deployment
+//!   goes from 1,000 to 900 replicas and back every ten minutes, with the provisioning
+//!   queue's messages and invocations beside the timer queue's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a measurement program: a failure is a panic
 
@@ -186,6 +189,69 @@ async fn timer_cost() {
     println!("timers, idle hour ({left} nodes): {idle_sent} messages, {idle_calls} invocations");
 }
 
+/// Messages sent and invocations over one hour from `w`'s now, on the timer queue and the
+/// provisioning queue (hints and provisioner timers), while `during` acts every ten minutes.
+async fn counted_hour(w: &mut World, during: &[u32]) -> [u64; 4] {
+    let before = [
+        w.timer_queue.sent(),
+        w.timer_invocations as u64,
+        w.queue.sent(),
+        w.provisioner_invocations as u64,
+    ];
+    for slot in 0..6 {
+        if let Some(r) = during.get(slot) {
+            w.apply(&alone(*r)).await.unwrap();
+        }
+        w.run_for(SignedDuration::from_mins(10)).await.unwrap();
+    }
+    let after = [
+        w.timer_queue.sent(),
+        w.timer_invocations as u64,
+        w.queue.sent(),
+        w.provisioner_invocations as u64,
+    ];
+    std::array::from_fn(|i| after[i] - before[i])
+}
+
+/// `inflate` with one pod per node (required hostname anti-affinity).
+fn alone(replicas: u32) -> String {
+    inflate(replicas).replace(
+        "    spec:\n      terminationGracePeriodSeconds",
+        "    spec:\n      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            - topologyKey: kubernetes.io/hostname\n              labelSelector: {matchLabels: {app: inflate}}\n      terminationGracePeriodSeconds",
+    )
+}
+
+async fn timer_cost_at_1000_nodes() {
+    let mut w = getting_started_with(options()).await.unwrap();
+    let pool = read("examples/getting-started/nodepool.yaml").replace("cpu: 1000", "cpu: 100000");
+    w.apply(&pool).await.unwrap();
+    w.apply(&alone(1000)).await.unwrap();
+    let ok = w
+        .run_until(SignedDuration::from_mins(30), |c| all_running(c, 1000))
+        .await
+        .unwrap();
+    assert!(ok, "1000 pods never ran");
+    w.run_for(SignedDuration::from_mins(5)).await.unwrap();
+    let nodes = claims(&w.client).await.len();
+    let print = |what: &str, c: [u64; 4]| {
+        println!(
+            "timers, {what}: timer queue {} messages, {} invocations; provisioning queue {} messages, {} invocations",
+            c[0], c[1], c[2], c[3]
+        );
+    };
+    print(
+        &format!("idle hour ({nodes} nodes)"),
+        counted_hour(&mut w, &[]).await,
+    );
+    let churn = [900, 1000, 900, 1000, 900, 1000];
+    let busy = counted_hour(&mut w, &churn).await;
+    let left = claims(&w.client).await.len();
+    print(
+        &format!("hour of 1000 → 900 → 1000 pods every 10 min ({nodes} → {left} nodes)"),
+        busy,
+    );
+}
+
 fn report(what: &str, mut v: Vec<f64>) {
     v.sort_by(f64::total_cmp);
     let median = v[v.len() / 2];
@@ -199,6 +265,10 @@ fn report(what: &str, mut v: Vec<f64>) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    if std::env::args().nth(1).as_deref() == Some("1000") {
+        timer_cost_at_1000_nodes().await;
+        return;
+    }
     let afters = [0, 15, 30, 60, 90, 120, 300];
     let mut empty = Vec::new();
     let mut under = Vec::new();

@@ -31,6 +31,10 @@ pub struct Settings {
     /// Karpenter's own consolidation search (see `DisruptOptions::karpenter_search`); for
     /// comparisons with Karpenter's decisions, never in a deployment.
     pub karpenter_search: bool,
+    /// Karpenter's AMI cadence, for comparisons with Karpenter's decisions, never in a
+    /// deployment: a class's resolved AMIs change only in the first ten seconds of each such
+    /// period (Karpenter re-resolves them every 5 minutes). `None`: on every pass.
+    pub ami_refresh: Option<jiff::SignedDuration>,
     /// Concurrent API calls per step (NodeClaim creates, launches, events).
     pub concurrency: usize,
 }
@@ -48,6 +52,7 @@ impl Settings {
             max_instance_types: kerf_labels::MAX_INSTANCE_TYPES,
             optimize_cost: true,
             karpenter_search: false,
+            ami_refresh: None,
             concurrency: 32,
         }
     }

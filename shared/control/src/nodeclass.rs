@@ -47,6 +47,12 @@ fn next(
     s
 }
 
+/// Whether AMIs may change at `now` under `cadence` ([`crate::ctx::Settings::ami_refresh`]).
+fn ami_refresh_due(cadence: Option<jiff::SignedDuration>, now: jiff::Timestamp) -> bool {
+    const WINDOW: i64 = 10;
+    cadence.is_none_or(|p| now.as_second().rem_euclid(p.as_secs().max(WINDOW)) < WINDOW)
+}
+
 /// Refreshes the status of every class; returns how many changed.
 pub async fn refresh<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
@@ -69,7 +75,12 @@ pub async fn refresh<C: Cluster, K: Cloud, P: Publisher>(
             );
             continue;
         }
-        let status = next(class.status.as_ref(), resolved, ctx.now());
+        let mut status = next(class.status.as_ref(), resolved, ctx.now());
+        if let Some(cur) = class.status.as_ref().filter(|c| !c.amis.is_empty())
+            && !ami_refresh_due(ctx.settings.ami_refresh, ctx.now())
+        {
+            status.amis = cur.amis.clone();
+        }
         if class.status.as_ref().is_some_and(|cur| same(cur, &status)) {
             continue;
         }
@@ -96,6 +107,17 @@ pub async fn refresh<C: Cluster, K: Cloud, P: Publisher>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn amis_change_every_pass_or_at_karpenters_cadence() {
+        let at = |s: &str| s.parse::<jiff::Timestamp>().unwrap();
+        let five = Some(jiff::SignedDuration::from_mins(5));
+        assert!(ami_refresh_due(None, at("2026-01-01T00:03:17Z")));
+        assert!(ami_refresh_due(five, at("2026-01-01T00:05:09Z")));
+        assert!(!ami_refresh_due(five, at("2026-01-01T00:05:10Z")));
+        assert!(!ami_refresh_due(five, at("2026-01-01T00:09:59Z")));
+        assert!(ami_refresh_due(five, at("2026-01-01T00:10:00Z")));
+    }
     use kerf_api::v1::ec2nodeclass_status::Ami;
 
     fn status(ami: &str) -> EC2NodeClassStatus {

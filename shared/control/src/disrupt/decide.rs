@@ -1,9 +1,13 @@
 //! What a pass does with commands, as Karpenter's disruption controller does, with its
 //! in-memory waits turned into records on the NodeClaims and timer messages:
 //!
-//! - a consolidation or emptiness command is recorded on its candidates and a
-//!   [`TimerKind::Validate`] timer is set for 15 s later; while a record waits, no other
-//!   graceful command is planned (Karpenter's loop blocks in its validation);
+//! - a consolidation command is recorded on its candidates and a [`TimerKind::Validate`]
+//!   timer is set for 15 s later; while a record waits, no other consolidation is planned
+//!   (Karpenter's loop blocks in its validation);
+//! - emptiness starts at once, unlike Karpenter's (which waits 15 s as consolidation does):
+//!   its nodes are tainted and checked still empty before anything is deleted
+//!   ([`execute::start`]), which closes the same race without the wait, so empty nodes go at
+//!   their `consolidateAfter` moment and do not queue behind a consolidation's validation;
 //! - a recorded command that is due is validated ([`kerf_engine::validate`]: candidates still
 //!   eligible, budgets, the same action with no dearer replacement) and started, or abandoned
 //!   with the reason (`failed_validations_total{type}`);
@@ -90,7 +94,7 @@ pub async fn decide<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     let mut started = false;
     for d in &plan.disruptions {
         match d.method {
-            Method::Expiration => {}
+            Method::Expiration | Method::Emptiness => {}
             Method::Drift if !waiting => {}
             _ if waiting => continue,
             _ => {

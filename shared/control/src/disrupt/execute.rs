@@ -4,6 +4,11 @@
 //! command), and delete the candidates only once every replacement is initialized
 //! ([`super::progress`]); a command without replacements deletes at once. Expiry is
 //! forceful: the claims are deleted, no budget, no validation.
+//!
+//! Emptiness is not held for a validation wait: its nodes are tainted first, then their pods
+//! are read again, and the command goes on only if every node is still empty (the taint
+//! keeps the scheduler from binding anything new, so what the read sees is final); otherwise
+//! the taints come off and the command is abandoned as churn.
 
 use std::collections::BTreeMap;
 
@@ -17,7 +22,7 @@ use crate::claim::{self, condition};
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::log::{abbreviate, controllers::DISRUPTION};
-use crate::metrics::names::DISRUPTION_DECISIONS;
+use crate::metrics::names::{DISRUPTION_DECISIONS, FAILED_VALIDATIONS};
 use crate::names::DISRUPTED_TAINT;
 
 /// Karpenter's Event reasons for a disruption's replacements and candidates.
@@ -81,6 +86,43 @@ fn describe(d: &Disruption, view: &View) -> String {
     s
 }
 
+/// Taints an emptiness command's nodes, then reads their pods: whether every node is still
+/// empty. If not, the taints come off and the command is abandoned (churn).
+async fn still_empty<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    d: &Disruption,
+) -> Result<bool, ControlError> {
+    for n in &d.nodes {
+        ctx.cluster.taint_node(n, &disrupted_taint()).await?;
+    }
+    let mut busy = None;
+    for n in &d.nodes {
+        let pods = ctx.cluster.pods_on_node(n).await?;
+        let moving = pods.iter().find(|p| {
+            kerf_convert::pod::pod(p)
+                .is_ok_and(|m| kerf_engine::disruption::pods::is_reschedulable(&m))
+        });
+        if let Some(p) = moving {
+            busy = Some((n.clone(), p.metadata.name.clone().unwrap_or_default()));
+            break;
+        }
+    }
+    let Some((node, pod)) = busy else {
+        return Ok(true);
+    };
+    for n in &d.nodes {
+        ctx.cluster.untaint_node(n, DISRUPTED_TAINT).await?;
+    }
+    ctx.log.info(
+        DISRUPTION,
+        &format!("abandoning emptiness command, churn: pod {pod} is on node {node}"),
+        json!({"command": d.id, "NodeClaims": d.node_claims}),
+    );
+    ctx.metrics
+        .count(FAILED_VALIDATIONS, &[("type", "churn")], 1.0);
+    Ok(false)
+}
+
 /// Starts a confirmed command.
 pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
@@ -89,6 +131,9 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     d: &Disruption,
 ) -> Result<(), ControlError> {
     let now = ctx.now();
+    if d.method == Method::Emptiness && !still_empty(ctx, d).await? {
+        return Ok(());
+    }
     ctx.log.info(
         DISRUPTION,
         &describe(d, view),

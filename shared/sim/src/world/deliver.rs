@@ -28,6 +28,7 @@ impl World {
     pub async fn deliver(&mut self) -> Value {
         let messages = self.queue.receive(10_000);
         let event = SimQueue::event(&messages);
+        self.provisioner_invocations += 1;
         let holder = self.holder();
         let resp = kerf_control::handlers::provisioner::handle(
             &self.provisioner,

@@ -169,6 +169,8 @@ pub struct World {
     pub interruptions_handled: usize,
     /// Invocations of the disruption function by its timer queue.
     pub timer_invocations: usize,
+    /// Invocations of the provisioner function by its queue.
+    pub provisioner_invocations: usize,
 }
 
 impl std::fmt::Debug for World {

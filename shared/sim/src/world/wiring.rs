@@ -70,6 +70,9 @@ fn ctx(
     let mut settings = Settings::new(&options.cluster_name, KERF_NAMESPACE);
     settings.optimize_cost = !options.karpenter_decisions;
     settings.karpenter_search = options.karpenter_decisions;
+    settings.ami_refresh = options
+        .karpenter_decisions
+        .then_some(jiff::SignedDuration::from_mins(5));
     Ctx {
         cluster: KubeCluster::new(client.clone(), KERF_NAMESPACE),
         cloud: cloud.clone(),
@@ -184,6 +187,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         invocation: 0,
         interruptions_handled: 0,
         timer_invocations: 0,
+        provisioner_invocations: 0,
     })
 }
 
