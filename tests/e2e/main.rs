@@ -4,6 +4,7 @@ mod capacity;
 mod crash;
 mod delivery;
 mod disruption;
+mod emptiness;
 mod flaky;
 mod handlers;
 mod health;
