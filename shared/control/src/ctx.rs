@@ -35,6 +35,9 @@ pub struct Settings {
     /// deployment: a class's resolved AMIs change only in the first ten seconds of each such
     /// period (Karpenter re-resolves them every 5 minutes). `None`: on every pass.
     pub ami_refresh: Option<jiff::SignedDuration>,
+    /// Emptiness waits for its validation 15 s after being recorded, as Karpenter's does
+    /// (for comparisons with Karpenter's decisions); Kerf's own starts it at once.
+    pub validate_emptiness: bool,
     /// Concurrent API calls per step (NodeClaim creates, launches, events).
     pub concurrency: usize,
 }
@@ -53,6 +56,7 @@ impl Settings {
             optimize_cost: true,
             karpenter_search: false,
             ami_refresh: None,
+            validate_emptiness: false,
             concurrency: 32,
         }
     }

@@ -7,7 +7,9 @@
 //! - emptiness starts at once, unlike Karpenter's (which waits 15 s as consolidation does):
 //!   its nodes are tainted and checked still empty before anything is deleted
 //!   ([`execute::start`]), which closes the same race without the wait, so empty nodes go at
-//!   their `consolidateAfter` moment and do not queue behind a consolidation's validation;
+//!   their `consolidateAfter` moment and do not queue behind a consolidation's validation
+//!   (with [`crate::ctx::Settings::validate_emptiness`], the model of Karpenter's decisions
+//!   records it and waits as Karpenter does);
 //! - a recorded command that is due is validated ([`kerf_engine::validate`]: candidates still
 //!   eligible, budgets, the same action with no dearer replacement) and started, or abandoned
 //!   with the reason (`failed_validations_total{type}`);
@@ -94,7 +96,8 @@ pub async fn decide<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     let mut started = false;
     for d in &plan.disruptions {
         match d.method {
-            Method::Expiration | Method::Emptiness => {}
+            Method::Expiration => {}
+            Method::Emptiness if !ctx.settings.validate_emptiness => {}
             Method::Drift if !waiting => {}
             _ if waiting => continue,
             _ => {

@@ -70,6 +70,7 @@ fn ctx(
     let mut settings = Settings::new(&options.cluster_name, KERF_NAMESPACE);
     settings.optimize_cost = !options.karpenter_decisions;
     settings.karpenter_search = options.karpenter_decisions;
+    settings.validate_emptiness = options.karpenter_decisions;
     settings.ami_refresh = options
         .karpenter_decisions
         .then_some(jiff::SignedDuration::from_mins(5));
