@@ -68,7 +68,7 @@ fn tainted(n: &Node) -> bool {
 async fn a_pod_bound_after_the_read_abandons_the_emptiness_command() {
     let (w, node) = emptied().await;
     let (view, d) = planned(&w).await;
-    assert_eq!(d.nodes, [node.clone()]);
+    assert_eq!(d.nodes, std::slice::from_ref(&node));
     // Bound by the scheduler after the pass read the cluster, before the command starts.
     let pod: Pod = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "late", "namespace": "default"},

@@ -11,4 +11,5 @@ mod observe;
 mod provisioning;
 mod rbac;
 mod setup;
+mod webhook;
 mod yaml;

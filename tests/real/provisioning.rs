@@ -18,7 +18,6 @@ use kerf_e2e::real::cluster::ControlPlane;
 use kerf_e2e::real::eventually;
 use kerf_e2e::real::functions::{Provisioner, Shared, Terminator};
 use kerf_e2e::real::kubelet::{KubeletBridge, UNREGISTERED_TAINT};
-use kerf_e2e::real::rbac::identities;
 use kube::Client;
 use kube::api::{Api, DeleteParams};
 use serde_json::{Value, json};
@@ -26,17 +25,10 @@ use serde_json::{Value, json};
 use crate::observe::{
     Recorder, claims, condition, inflate_pods, node, running, summary, unschedulable,
 };
+use crate::setup::function;
 use crate::{setup, yaml};
 
 const CLUSTER: &str = "kerf-real";
-
-/// A client as a function's identity (its user and groups in infra/rbac/).
-async fn function(cp: &ControlPlane, name: &str) -> Client {
-    let ids = identities(&setup::rbac_files());
-    let id = ids.iter().find(|i| i.function == name).unwrap();
-    let groups: Vec<&str> = id.groups.iter().map(String::as_str).collect();
-    cp.user(&id.user, &groups).await
-}
 
 /// Invokes the provisioner and runs the kubelet bridge every second until the 5 inflate
 /// pods run; returns their names.

@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kerf_e2e::real::api::{apply, apply_all};
+use kerf_e2e::real::cluster::ControlPlane;
 use kerf_e2e::real::eventually;
 use kerf_e2e::real::invalid::nodepool;
+use kerf_e2e::real::rbac::identities;
 use kube::{Api, Client};
 use serde_json::Value;
 
@@ -81,4 +83,12 @@ pub async fn install_rbac(admin: &Client) {
     for (_, docs) in rbac_files() {
         apply_all(admin, &docs).await;
     }
+}
+
+/// A client as a function's identity (its user and groups in infra/rbac/).
+pub async fn function(cp: &ControlPlane, name: &str) -> Client {
+    let ids = identities(&rbac_files());
+    let id = ids.iter().find(|i| i.function == name).unwrap();
+    let groups: Vec<&str> = id.groups.iter().map(String::as_str).collect();
+    cp.user(&id.user, &groups).await
 }

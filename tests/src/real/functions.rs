@@ -120,6 +120,24 @@ impl Provisioner {
         let holder = format!("provisioner-{}", self.invocations);
         kerf_control::handlers::provisioner::handle(&self.ctx, &self.queue, &holder, &event).await
     }
+
+    /// Delivers every visible message of its queue (webhook hints, its own timers) as one
+    /// batch, as the event source mapping does, and settles it; the response, or `None` when
+    /// nothing was visible.
+    pub async fn deliver(&mut self) -> Option<Value> {
+        let messages = self.queue.receive(10);
+        if messages.is_empty() {
+            return None;
+        }
+        self.invocations += 1;
+        let event = SimQueue::event(&messages);
+        let holder = format!("provisioner-{}", self.invocations);
+        let resp =
+            kerf_control::handlers::provisioner::handle(&self.ctx, &self.queue, &holder, &event)
+                .await;
+        self.queue.settle(&messages, &resp);
+        Some(resp)
+    }
 }
 
 /// The termination function and its two queues (its own, and the disruption function's

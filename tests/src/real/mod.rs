@@ -13,6 +13,7 @@ pub mod invalid;
 pub mod invalid_classes;
 pub mod kubelet;
 pub mod rbac;
+pub mod webhook;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
