@@ -209,3 +209,50 @@ async fn redelivered_termination_messages_change_nothing() {
     assert!(all_running(w.client.clone(), 5).await);
     assert!(violations(&w).await.is_empty());
 }
+
+#[tokio::test]
+async fn an_empty_node_stays_draining_for_the_minimum_drain_time_however_often_it_is_woken() {
+    let mut w = getting_started_with(kerf_sim::world::WorldOptions::default())
+        .await
+        .unwrap();
+    w.apply(&inflate(5)).await.unwrap();
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
+    w.apply(&inflate(0)).await.unwrap();
+    assert!(
+        w.run_until(SignedDuration::from_secs(20), |c| async move {
+            pods(&c).await.is_empty()
+        })
+        .await
+        .unwrap()
+    );
+    let name = claims(&w.client).await[0].metadata.name.clone().unwrap();
+    let started = w.now();
+    delete_claim(&w, &name).await;
+    // The termination function is woken every second (duplicates, sweeps): Karpenter's
+    // MinDrainTime still holds the instance until the node has drained for 5 s.
+    let mut terminated = None;
+    while terminated.is_none() && w.now() < started + SignedDuration::from_secs(30) {
+        kerf_control::retire::enqueue(&w.termination_queue, &name, 0)
+            .await
+            .unwrap();
+        w.tick().await.unwrap();
+        if w.cloud.calls("TerminateInstances") > 0 {
+            terminated = Some(w.now());
+        }
+    }
+    let after = terminated
+        .expect("the instance was terminated")
+        .duration_since(started);
+    assert!(
+        after >= kerf_control::terminate::MIN_DRAIN_TIME,
+        "terminated {after:?} after the drain began"
+    );
+    assert!(
+        after <= SignedDuration::from_secs(7),
+        "terminated {after:?} after the drain began: the wait is precise"
+    );
+}

@@ -4,8 +4,9 @@
 //!
 //! 1. record the termination grace period's deadline (`karpenter.sh/nodeclaim-termination-timestamp`);
 //! 2. taint the Node `karpenter.sh/disrupted:NoSchedule`, label it out of load balancers;
-//! 3. drain it ([`drain`]), passing again until no pod waits (a Node that is not Ready and
-//!    whose instance is gone has nothing left to drain);
+//! 3. drain it ([`drain`]), passing again until no pod waits and it has been Draining for
+//!    [`MIN_DRAIN_TIME`] (a Node that is not Ready and whose instance is gone has nothing left
+//!    to drain);
 //! 4. terminate the instance and wait until it is gone;
 //! 5. delete the Node and remove the finalizers.
 //!
@@ -35,6 +36,22 @@ use crate::ports::{Cloud, Cluster, Publisher, Target};
 pub const DRAIN_REQUEUE: u32 = 5;
 /// Wait between instance-termination checks (Karpenter polls every 5 s).
 pub const INSTANCE_REQUEUE: u32 = 5;
+
+/// Karpenter's `MinDrainTime`: a node stays Draining at least this long before it counts as
+/// drained, so pods kube-scheduler bound before it saw the taint are drained too.
+pub const MIN_DRAIN_TIME: SignedDuration = SignedDuration::from_secs(5);
+
+/// The `Drained` condition's type.
+const DRAINED: &str = "Drained";
+
+/// When the claim's drain began (its `Drained` condition turned Unknown), while it drains.
+pub fn draining_since(c: &NodeClaim) -> Option<Timestamp> {
+    let s = c.status.as_ref()?;
+    let d = kerf_api::v1::common::find_condition(&s.conditions, DRAINED)?;
+    (d.status == ConditionStatus::Unknown)
+        .then(|| d.last_transition_time.parse().ok())
+        .flatten()
+}
 
 /// What a pass left to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,14 +229,10 @@ async fn drain_node<C: Cluster, K: Cloud, P: Publisher>(
     }
     notify(ctx, &pass, &node_name).await;
     if pass.drained() {
-        let cond = condition("Drained", ConditionStatus::True, "Drained", "");
-        ctx.cluster
-            .set_node_claim_conditions(claim::name(c), &[cond], now)
-            .await?;
-        return Ok(None);
+        return settle_drain(ctx, c, deadline, now).await;
     }
     let cond = condition(
-        "Drained",
+        DRAINED,
         ConditionStatus::Unknown,
         "Draining",
         &format!("{} pod(s) waiting to be evicted", pass.waiting),
@@ -230,6 +243,41 @@ async fn drain_node<C: Cluster, K: Cloud, P: Publisher>(
     Ok(Some(Step::Requeue {
         seconds: DRAIN_REQUEUE,
         why: format!("{} pod(s) waiting to be evicted", pass.waiting),
+    }))
+}
+
+/// A node with nothing left to evict: `Drained` once it has been Draining for
+/// [`MIN_DRAIN_TIME`] (or the grace period is over), else a requeue for the moment it will
+/// have been, as Karpenter waits.
+async fn settle_drain<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    c: &NodeClaim,
+    deadline: Option<Timestamp>,
+    now: Timestamp,
+) -> Result<Option<Step>, ControlError> {
+    let name = claim::name(c);
+    let overdue = deadline.is_some_and(|d| now >= d);
+    let since = draining_since(c);
+    if claim::is_true(c, DRAINED) || overdue || since.is_some_and(|t| now >= t + MIN_DRAIN_TIME) {
+        let cond = condition(DRAINED, ConditionStatus::True, DRAINED, "");
+        ctx.cluster
+            .set_node_claim_conditions(name, &[cond], now)
+            .await?;
+        return Ok(None);
+    }
+    if since.is_none() {
+        let cond = condition(DRAINED, ConditionStatus::Unknown, "Draining", "");
+        ctx.cluster
+            .set_node_claim_conditions(name, &[cond], now)
+            .await?;
+    }
+    let left = (since.unwrap_or(now) + MIN_DRAIN_TIME).duration_since(now);
+    // At least one second: SQS delays are whole seconds.
+    let whole = left.as_secs() + i64::from(left.subsec_nanos() > 0);
+    let seconds = u32::try_from(whole.max(1)).unwrap_or(DRAIN_REQUEUE);
+    Ok(Some(Step::Requeue {
+        seconds,
+        why: "the node's minimum drain time".into(),
     }))
 }
 
