@@ -295,3 +295,24 @@ fn compare_runs_the_scenario_again_with_karpenters_first_fit_decisions() {
     assert!(html.contains("id=\"comparison\""));
     assert!(html.contains("id=\"run-kerf\"") && html.contains("id=\"run-karpenter\""));
 }
+
+#[test]
+fn a_scenario_run_twice_gives_the_same_timeline_and_cost() {
+    let s = Scenario::load(&repo().join("examples/expire-under-pdb.yaml")).unwrap();
+    let (a, _) = run(&s);
+    let (b, _) = run(&s);
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let lines = |o: &kerf_sim::scenario::Outcome| {
+        o.timeline
+            .iter()
+            .map(|e| format!("{} {}", e.at, e.text))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        lines(&a),
+        lines(&b),
+        "the same NodeClaims, pods and moments"
+    );
+    assert_eq!(a.cost, b.cost);
+    assert_eq!(a.node_hours, b.node_hours);
+}

@@ -23,7 +23,16 @@ fn random() -> u64 {
 
 /// A random RFC 4122 version-4 style uid.
 pub fn uid() -> String {
-    let (a, b) = (random(), random());
+    format_uid(random(), random())
+}
+
+/// A uid drawn from `seed` (the store's resource version), so a run that writes the same
+/// objects in the same order gets the same uids.
+pub fn uid_from(seed: u64) -> String {
+    format_uid(mix(seed), mix(mix(seed)))
+}
+
+fn format_uid(a: u64, b: u64) -> String {
     format!(
         "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
         a >> 32,
@@ -34,11 +43,16 @@ pub fn uid() -> String {
     )
 }
 
-/// `generateName` plus 5 characters from the apiserver's alphabet, prefix cut to 58.
-pub fn generate_name(prefix: &str) -> String {
+/// `generateName` plus 5 characters from the apiserver's alphabet, prefix cut to 58, drawn
+/// from `seed` (the store's resource version and the attempt): the same writes in the same
+/// order give the same names, so `kerf sim` runs are reproducible.
+pub fn generate_name(prefix: &str, seed: u64) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let prefix: String = prefix.chars().take(58).collect();
-    let mut r = random();
+    let mut r = mix(seed
+        ^ mix(prefix
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))));
     let mut out = prefix;
     for _ in 0..5 {
         out.push(ALPHABET[(r % ALPHABET.len() as u64) as usize] as char);
@@ -101,11 +115,25 @@ mod tests {
 
     #[test]
     fn names_and_uids() {
-        let n = generate_name("default-");
+        let n = generate_name("default-", 7);
         assert_eq!(n.len(), 13);
         assert!(n.starts_with("default-"));
+        assert_eq!(
+            n,
+            generate_name("default-", 7),
+            "the same seed, the same name"
+        );
+        assert_ne!(n, generate_name("default-", 8));
+        assert_ne!(
+            n[8..],
+            generate_name("inflate-", 7)[8..],
+            "the prefix counts"
+        );
         assert_eq!(uid().len(), 36);
         assert_ne!(uid(), uid());
+        assert_eq!(uid_from(3), uid_from(3));
+        assert_ne!(uid_from(3), uid_from(4));
+        assert_eq!(uid_from(3).len(), 36);
         assert_eq!(now().len(), 20);
     }
 }

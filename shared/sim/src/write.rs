@@ -132,7 +132,7 @@ pub fn create(
     ] {
         meta_remove(&mut body, f);
     }
-    body["metadata"]["uid"] = json!(meta::uid());
+    body["metadata"]["uid"] = json!(meta::uid_from(st.rv()));
     body["metadata"]["creationTimestamp"] = json!(st.now());
     if res.generation {
         body["metadata"]["generation"] = json!(1);
@@ -165,12 +165,13 @@ fn pick_name(st: &Store, res: &ResourceInfo, ns: &str, body: &Value) -> Result<S
         };
         return Err(ApiError::invalid(&res.kind, &res.group, "", &[cause]));
     }
-    let mut candidate = meta::generate_name(prefix);
-    for _ in 0..8 {
+    let seed = st.rv().wrapping_mul(16);
+    let mut candidate = meta::generate_name(prefix, seed);
+    for attempt in 1..=8 {
         if st.get(&obj_key(res, ns, &candidate)).is_none() {
             break;
         }
-        candidate = meta::generate_name(prefix);
+        candidate = meta::generate_name(prefix, seed + attempt);
     }
     Ok(candidate)
 }

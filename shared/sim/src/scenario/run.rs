@@ -89,6 +89,7 @@ impl Decisions {
         let defaults = WorldOptions::default();
         WorldOptions {
             skip_idle: true,
+            serial: true,
             karpenter_decisions: karpenter,
             disruption_every: if karpenter {
                 KARPENTER_DISRUPTION_POLL

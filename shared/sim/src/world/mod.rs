@@ -78,6 +78,10 @@ pub struct WorldOptions {
     /// Kerf's functions decide as Karpenter does: first-fit packing and Karpenter's
     /// consolidation search (`kerf sim --compare karpenter`).
     pub karpenter_decisions: bool,
+    /// Kerf's functions make their API and EC2 calls one at a time, so the order of writes
+    /// (and the names the server generates from it) is the same on every run: `kerf sim`
+    /// runs are reproducible. Off in tests that exercise concurrent calls.
+    pub serial: bool,
     /// Every SQS batch is handled twice, the second time in reverse order (at-least-once
     /// delivery, out of order).
     pub duplicate_deliveries: bool,
@@ -102,6 +106,7 @@ impl Default for WorldOptions {
             skip_idle: false,
             deliver_termination: true,
             karpenter_decisions: false,
+            serial: false,
             duplicate_deliveries: false,
             port: 0,
         }

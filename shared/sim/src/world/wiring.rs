@@ -71,6 +71,9 @@ fn ctx(
     settings.optimize_cost = !options.karpenter_decisions;
     settings.karpenter_search = options.karpenter_decisions;
     settings.validate_emptiness = options.karpenter_decisions;
+    if options.serial {
+        settings.concurrency = 1;
+    }
     settings.ami_refresh = options
         .karpenter_decisions
         .then_some(jiff::SignedDuration::from_mins(5));
