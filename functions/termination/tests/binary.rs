@@ -113,7 +113,9 @@ async fn the_binary_terminates_a_deleted_nodeclaim_through_ec2_on_moto() {
         Some(&log),
     );
     let mut requeued = 0;
-    for _ in 0..20 {
+    // The node stays Draining for Karpenter's minimum drain time (5 s) before its instance
+    // goes: about 15 s of passes leaves room for it.
+    for _ in 0..60 {
         let out = api
             .invoke(fixture("sqs-termination-batch.json"), LIMIT)
             .await;

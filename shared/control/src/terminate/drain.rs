@@ -152,6 +152,25 @@ pub fn first_tier<'a>(pods: &[&'a Pod]) -> Vec<&'a Pod> {
     Vec::new()
 }
 
+/// The next moment a waiting pod is due to be deleted outright (`deadline` minus its grace
+/// period), after `now`: when the next drain pass must come, not a poll later.
+pub fn next_force(pods: &[Pod], deadline: Option<Timestamp>, now: Timestamp) -> Option<Timestamp> {
+    let d = deadline?;
+    waiting(pods, now)
+        .iter()
+        .map(|p| d - SignedDuration::from_secs(grace_of(p)))
+        .filter(|t| *t > now)
+        .min()
+}
+
+/// A pod's termination grace period in seconds (Kubernetes' default 30).
+fn grace_of(p: &Pod) -> i64 {
+    p.spec
+        .as_ref()
+        .and_then(|s| s.termination_grace_period_seconds)
+        .unwrap_or(30)
+}
+
 /// One drain pass over the pods of a node.
 pub async fn pass<C: Cluster>(
     cluster: &C,
@@ -165,11 +184,7 @@ pub async fn pass<C: Cluster>(
         ..DrainPass::default()
     };
     for p in &waiting {
-        let grace = p
-            .spec
-            .as_ref()
-            .and_then(|s| s.termination_grace_period_seconds)
-            .unwrap_or(30);
+        let grace = grace_of(p);
         if let Some(d) = deadline
             && now + SignedDuration::from_secs(grace) > d
         {

@@ -103,3 +103,33 @@ fn do_not_disrupt_is_true_or_a_duration_from_start() {
         "an invalid value is treated as absent"
     );
 }
+
+#[test]
+fn the_next_forced_deletion_is_the_deadline_less_each_waiting_pods_grace() {
+    let pods = vec![
+        pod(
+            "quick",
+            json!({"spec": {"terminationGracePeriodSeconds": 0}}),
+        ),
+        pod(
+            "slow",
+            json!({"spec": {"terminationGracePeriodSeconds": 20}}),
+        ),
+        pod("default", json!({})),
+        pod("done", json!({"status": {"phase": "Succeeded"}})),
+    ];
+    // Deadline at 60 s: `default` (30 s) is due at 30, `slow` at 40, `quick` at 60.
+    assert_eq!(next_force(&pods, Some(t(60)), t(0)), Some(t(30)));
+    assert_eq!(next_force(&pods, Some(t(60)), t(30)), Some(t(40)));
+    assert_eq!(next_force(&pods, Some(t(60)), t(45)), Some(t(60)));
+    assert_eq!(
+        next_force(&pods, Some(t(60)), t(60)),
+        None,
+        "all due: forced this pass"
+    );
+    assert_eq!(
+        next_force(&pods, None, t(0)),
+        None,
+        "no deadline, nothing forced"
+    );
+}

@@ -240,10 +240,20 @@ async fn drain_node<C: Cluster, K: Cloud, P: Publisher>(
     ctx.cluster
         .set_node_claim_conditions(claim::name(c), &[cond], now)
         .await?;
+    // The next pass comes at the next poll, or sooner when a pod's forced deletion is due.
+    let seconds = drain::next_force(&pods, deadline, now).map_or(DRAIN_REQUEUE, |t| {
+        whole_seconds(t.duration_since(now)).min(DRAIN_REQUEUE)
+    });
     Ok(Some(Step::Requeue {
-        seconds: DRAIN_REQUEUE,
+        seconds,
         why: format!("{} pod(s) waiting to be evicted", pass.waiting),
     }))
+}
+
+/// `d` in whole seconds, rounded up, at least 1 (SQS delays are whole seconds).
+fn whole_seconds(d: SignedDuration) -> u32 {
+    let whole = d.as_secs() + i64::from(d.subsec_nanos() > 0);
+    u32::try_from(whole.max(1)).unwrap_or(u32::MAX)
 }
 
 /// A node with nothing left to evict: `Drained` once it has been Draining for
@@ -271,10 +281,7 @@ async fn settle_drain<C: Cluster, K: Cloud, P: Publisher>(
             .set_node_claim_conditions(name, &[cond], now)
             .await?;
     }
-    let left = (since.unwrap_or(now) + MIN_DRAIN_TIME).duration_since(now);
-    // At least one second: SQS delays are whole seconds.
-    let whole = left.as_secs() + i64::from(left.subsec_nanos() > 0);
-    let seconds = u32::try_from(whole.max(1)).unwrap_or(DRAIN_REQUEUE);
+    let seconds = whole_seconds((since.unwrap_or(now) + MIN_DRAIN_TIME).duration_since(now));
     Ok(Some(Step::Requeue {
         seconds,
         why: "the node's minimum drain time".into(),
