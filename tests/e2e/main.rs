@@ -9,6 +9,7 @@ mod flaky;
 mod handlers;
 mod health;
 mod interruption;
+mod pdb;
 mod provisioning;
 mod termination;
 mod timers;

@@ -86,12 +86,22 @@ fn scaled(v: &Value, total: i64) -> Option<i64> {
 
 /// The status the disruption controller would compute now.
 fn computed_status(st: &Store, ns: &str, pdb: &Value) -> Value {
-    let sel = LabelSelector::from_object(&pdb["spec"]["selector"]);
     let pods: Vec<Arc<Value>> = st
         .range("/pods", Some(ns), None)
-        .filter(|(_, p)| sel.as_ref().is_some_and(|s| s.matches(p)))
-        .filter(|(_, p)| !matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed")))
         .map(|(_, p)| p.clone())
+        .collect();
+    pdb_status(pdb, pods.iter().map(|p| p.as_ref()))
+}
+
+/// A PodDisruptionBudget's status as kube-controller-manager's disruption controller computes
+/// it from the pods of its namespace: expected (non-terminal pods its selector matches),
+/// healthy (Ready and not being deleted), desired, and disruptions allowed; the rest of the
+/// status (`disruptedPods`) is kept.
+pub fn pdb_status<'a>(pdb: &Value, pods: impl Iterator<Item = &'a Value>) -> Value {
+    let sel = LabelSelector::from_object(&pdb["spec"]["selector"]);
+    let pods: Vec<&Value> = pods
+        .filter(|p| sel.as_ref().is_some_and(|s| s.matches(p)))
+        .filter(|p| !matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed")))
         .collect();
     let expected = pods.len() as i64;
     let healthy = pods.iter().filter(|p| is_ready(p) && !deleting(p)).count() as i64;

@@ -14,6 +14,7 @@ pub mod crash;
 mod deliver;
 pub mod import;
 pub mod kubelet;
+pub mod pdb;
 pub mod prices;
 pub mod queue;
 pub mod scheduler;
@@ -257,6 +258,7 @@ impl World {
             r.workloads.deleted += again.deleted;
         }
         r.kubelet = self.kubelet.step().await?;
+        pdb::step(&self.client, &self.sim.cached()).await?;
         if self.now() >= self.next_sweep {
             self.next_sweep = self.now() + self.options.sweep_every;
             r.invocations.push(self.sweep().await);
