@@ -22,21 +22,7 @@ async fn emptied() -> (World, String) {
         disruption_every: SignedDuration::from_hours(24),
         ..WorldOptions::default()
     };
-    let mut w = getting_started_with(options).await.unwrap();
-    w.apply(&inflate(5)).await.unwrap();
-    assert!(
-        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
-            .await
-            .unwrap()
-    );
-    w.apply(&inflate(0)).await.unwrap();
-    assert!(
-        w.run_until(SignedDuration::from_secs(20), |c| async move {
-            pods(&c).await.is_empty()
-        })
-        .await
-        .unwrap()
-    );
+    let w = one_empty_node(options).await;
     // Past consolidateAfter (1m) without a tick: no timer or schedule has run a pass.
     w.clock.advance(SignedDuration::from_mins(2));
     let node = nodes(&w.client).await[0].metadata.name.clone().unwrap();

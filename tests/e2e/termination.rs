@@ -212,23 +212,7 @@ async fn redelivered_termination_messages_change_nothing() {
 
 #[tokio::test]
 async fn an_empty_node_stays_draining_for_the_minimum_drain_time_however_often_it_is_woken() {
-    let mut w = getting_started_with(kerf_sim::world::WorldOptions::default())
-        .await
-        .unwrap();
-    w.apply(&inflate(5)).await.unwrap();
-    assert!(
-        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
-            .await
-            .unwrap()
-    );
-    w.apply(&inflate(0)).await.unwrap();
-    assert!(
-        w.run_until(SignedDuration::from_secs(20), |c| async move {
-            pods(&c).await.is_empty()
-        })
-        .await
-        .unwrap()
-    );
+    let mut w = one_empty_node(kerf_sim::world::WorldOptions::default()).await;
     let name = claims(&w.client).await[0].metadata.name.clone().unwrap();
     let started = w.now();
     delete_claim(&w, &name).await;

@@ -31,6 +31,21 @@ pub async fn getting_started_with(options: WorldOptions) -> Result<World, WorldE
     Ok(w)
 }
 
+/// The getting-started cluster after `inflate` ran 5 pods on one node and was scaled to none:
+/// the node is empty (its pods gone), and no disruption has had time to act.
+pub async fn one_empty_node(options: WorldOptions) -> World {
+    let mut w = getting_started_with(options).await.unwrap();
+    w.apply(&inflate(5)).await.unwrap();
+    let ran = w.run_until(jiff::SignedDuration::from_mins(3), |c| all_running(c, 5));
+    assert!(ran.await.unwrap(), "5 inflate pods never ran");
+    w.apply(&inflate(0)).await.unwrap();
+    let gone = w.run_until(jiff::SignedDuration::from_secs(20), |c| async move {
+        pods(&c).await.is_empty()
+    });
+    assert!(gone.await.unwrap(), "the inflate pods are not gone");
+    w
+}
+
 /// Options for long simulated runs: 5-second ticks.
 pub fn coarse() -> WorldOptions {
     WorldOptions {
