@@ -64,9 +64,10 @@ async fn a_pod_bound_after_the_read_abandons_the_emptiness_command() {
         .create(&PostParams::default(), &pod)
         .await
         .unwrap();
-    execute::start(&w.disruptor, &w.termination_queue, &view, &d)
+    let started = execute::start(&w.disruptor, &w.termination_queue, &view, &d)
         .await
         .unwrap();
+    assert!(!started, "the command is abandoned");
     let logged = logged_at(
         &w,
         &format!("abandoning emptiness command, churn: pod late is on node {node}"),
@@ -86,9 +87,10 @@ async fn a_pod_bound_after_the_read_abandons_the_emptiness_command() {
 async fn an_empty_node_is_deleted_when_its_command_starts() {
     let (w, node) = emptied().await;
     let (view, d) = planned(&w).await;
-    execute::start(&w.disruptor, &w.termination_queue, &view, &d)
+    let started = execute::start(&w.disruptor, &w.termination_queue, &view, &d)
         .await
         .unwrap();
+    assert!(started, "the command starts");
     assert!(logged_at(&w, "abandoning emptiness command").is_empty());
     let n = Api::<Node>::all(w.client.clone()).get(&node).await.unwrap();
     assert!(tainted(&n), "the node is tainted: {:?}", n.spec);

@@ -25,16 +25,19 @@ async fn status(w: &World) -> (Option<i32>, Option<i32>, Option<i32>) {
     (s.expected_pods, s.current_healthy, s.disruptions_allowed)
 }
 
-#[tokio::test]
-async fn a_budgets_status_follows_its_pods_without_an_eviction() {
+/// Five inflate pods running under a budget with `spec`.
+async fn inflate_under(spec: &str) -> World {
     let mut w = getting_started_with(coarse()).await.unwrap();
     w.apply(&inflate(5)).await.unwrap();
-    w.apply(&pdb("maxUnavailable: 1")).await.unwrap();
-    assert!(
-        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
-            .await
-            .unwrap()
-    );
+    w.apply(&pdb(spec)).await.unwrap();
+    let ran = w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5));
+    assert!(ran.await.unwrap(), "5 inflate pods never ran");
+    w
+}
+
+#[tokio::test]
+async fn a_budgets_status_follows_its_pods_without_an_eviction() {
+    let mut w = inflate_under("maxUnavailable: 1").await;
     w.run_for(SignedDuration::from_secs(10)).await.unwrap();
     assert_eq!(status(&w).await, (Some(5), Some(5), Some(1)));
     w.apply(&inflate(3)).await.unwrap();
@@ -51,14 +54,7 @@ async fn a_budgets_status_follows_its_pods_without_an_eviction() {
 
 #[tokio::test]
 async fn a_drift_held_by_a_budget_goes_on_once_the_budget_is_relaxed() {
-    let mut w = getting_started_with(coarse()).await.unwrap();
-    w.apply(&inflate(5)).await.unwrap();
-    w.apply(&pdb("minAvailable: 5")).await.unwrap();
-    assert!(
-        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
-            .await
-            .unwrap()
-    );
+    let mut w = inflate_under("minAvailable: 5").await;
     let before = claims(&w.client).await[0].metadata.name.clone().unwrap();
     w.cloud.release_ami("ami-0a5e00000000000b2");
     w.run_for(SignedDuration::from_mins(5)).await.unwrap();

@@ -161,12 +161,29 @@ async fn capacity_error() -> f64 {
     launched[0].duration_since(failed[0]).as_secs_f64()
 }
 
-/// Timer messages sent and timer invocations of the disruption function over one hour from
-/// `w`'s now.
-async fn hour(w: &mut World) -> (u64, usize) {
-    let (sent, calls) = (w.timer_queue.sent(), w.timer_invocations);
-    w.run_for(SignedDuration::from_hours(1)).await.unwrap();
-    (w.timer_queue.sent() - sent, w.timer_invocations - calls)
+/// Timer messages sent, disruption invocations by timers, provisioning-queue messages
+/// (hints and provisioner timers) and provisioner invocations, so far.
+fn counts(w: &World) -> [u64; 4] {
+    [
+        w.timer_queue.sent(),
+        w.timer_invocations as u64,
+        w.queue.sent(),
+        w.provisioner_invocations as u64,
+    ]
+}
+
+/// How much [`counts`] grew over one hour from `w`'s now, with `during[i]` applied at the
+/// start of the `i`-th ten minutes.
+async fn hour(w: &mut World, during: &[String]) -> [u64; 4] {
+    let before = counts(w);
+    for slot in 0..6 {
+        if let Some(manifest) = during.get(slot) {
+            w.apply(manifest).await.unwrap();
+        }
+        w.run_for(SignedDuration::from_mins(10)).await.unwrap();
+    }
+    let after = counts(w);
+    std::array::from_fn(|i| after[i] - before[i])
 }
 
 async fn timer_cost() {
@@ -180,37 +197,17 @@ async fn timer_cost() {
     w.run_for(SignedDuration::from_mins(5)).await.unwrap();
     let nodes = claims(&w.client).await.len();
     w.apply(&inflate(50)).await.unwrap();
-    let (busy_sent, busy_calls) = hour(&mut w).await;
+    let busy = hour(&mut w, &[]).await;
     let left = claims(&w.client).await.len();
-    let (idle_sent, idle_calls) = hour(&mut w).await;
+    let idle = hour(&mut w, &[]).await;
     println!(
-        "timers, hour of a scale-in 500 → 50 pods ({nodes} → {left} nodes): {busy_sent} messages, {busy_calls} invocations"
+        "timers, hour of a scale-in 500 → 50 pods ({nodes} → {left} nodes): {} messages, {} invocations",
+        busy[0], busy[1]
     );
-    println!("timers, idle hour ({left} nodes): {idle_sent} messages, {idle_calls} invocations");
-}
-
-/// Messages sent and invocations over one hour from `w`'s now, on the timer queue and the
-/// provisioning queue (hints and provisioner timers), while `during` acts every ten minutes.
-async fn counted_hour(w: &mut World, during: &[u32]) -> [u64; 4] {
-    let before = [
-        w.timer_queue.sent(),
-        w.timer_invocations as u64,
-        w.queue.sent(),
-        w.provisioner_invocations as u64,
-    ];
-    for slot in 0..6 {
-        if let Some(r) = during.get(slot) {
-            w.apply(&alone(*r)).await.unwrap();
-        }
-        w.run_for(SignedDuration::from_mins(10)).await.unwrap();
-    }
-    let after = [
-        w.timer_queue.sent(),
-        w.timer_invocations as u64,
-        w.queue.sent(),
-        w.provisioner_invocations as u64,
-    ];
-    std::array::from_fn(|i| after[i] - before[i])
+    println!(
+        "timers, idle hour ({left} nodes): {} messages, {} invocations",
+        idle[0], idle[1]
+    );
 }
 
 /// `inflate` with one pod per node (required hostname anti-affinity).
@@ -241,10 +238,10 @@ async fn timer_cost_at_1000_nodes() {
     };
     print(
         &format!("idle hour ({nodes} nodes)"),
-        counted_hour(&mut w, &[]).await,
+        hour(&mut w, &[]).await,
     );
-    let churn = [900, 1000, 900, 1000, 900, 1000];
-    let busy = counted_hour(&mut w, &churn).await;
+    let churn = [900, 1000, 900, 1000, 900, 1000].map(alone);
+    let busy = hour(&mut w, &churn).await;
     let left = claims(&w.client).await.len();
     print(
         &format!("hour of 1000 → 900 → 1000 pods every 10 min ({nodes} → {left} nodes)"),

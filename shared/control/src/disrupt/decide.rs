@@ -61,9 +61,12 @@ pub async fn validate_due<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     let conv = view.convert(ctx);
     match kerf_engine::validate(&conv.snapshot, opts, &p.recorded()) {
         Ok(d) => {
-            Box::pin(execute::start(ctx, queues.termination, view, &d)).await?;
-            report.started.push(d.id.clone());
-            super::requeue(ctx, queues.timers, "command started").await;
+            if Box::pin(execute::start(ctx, queues.termination, view, &d)).await? {
+                report.started.push(d.id.clone());
+                super::requeue(ctx, queues.timers, "command started").await;
+            } else {
+                report.rejected.push(d.id.clone());
+            }
         }
         Err(r) => {
             ctx.log.info(
@@ -119,9 +122,12 @@ pub async fn decide<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
                 continue;
             }
         }
-        Box::pin(execute::start(ctx, queues.termination, view, d)).await?;
-        report.started.push(d.id.clone());
-        started = true;
+        if Box::pin(execute::start(ctx, queues.termination, view, d)).await? {
+            report.started.push(d.id.clone());
+            started = true;
+        } else {
+            report.rejected.push(d.id.clone());
+        }
     }
     if started {
         super::requeue(ctx, queues.timers, "command started").await;

@@ -123,16 +123,18 @@ async fn still_empty<C: Cluster, K: Cloud, P: Publisher>(
     Ok(false)
 }
 
-/// Starts a confirmed command.
+/// Starts a confirmed command; whether it started (an emptiness command whose nodes are no
+/// longer empty is abandoned).
 pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     termination: &Q,
     view: &View,
     d: &Disruption,
-) -> Result<(), ControlError> {
+) -> Result<bool, ControlError> {
     let now = ctx.now();
-    if d.method == Method::Emptiness && !still_empty(ctx, d).await? {
-        return Ok(());
+    let empty = d.method == Method::Emptiness;
+    if empty && !still_empty(ctx, d).await? {
+        return Ok(false);
     }
     ctx.log.info(
         DISRUPTION,
@@ -152,7 +154,8 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     }
     announce(ctx, view, d).await;
     if d.method == Method::Expiration {
-        return delete_candidates(ctx, termination, d, "expired").await;
+        delete_candidates(ctx, termination, d, "expired").await?;
+        return Ok(true);
     }
     let rec = Command {
         id: d.id.clone(),
@@ -167,7 +170,10 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         &d.id,
     );
     for (c, n) in d.node_claims.iter().zip(&d.nodes) {
-        ctx.cluster.taint_node(n, &disrupted_taint()).await?;
+        if !empty {
+            // An emptiness command's nodes were tainted before their pods were read.
+            ctx.cluster.taint_node(n, &disrupted_taint()).await?;
+        }
         ctx.cluster
             .set_node_claim_conditions(c, std::slice::from_ref(&cond), now)
             .await?;
@@ -175,7 +181,8 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         ctx.cluster.annotate_node_claim(c, &a).await?;
     }
     if d.replacements.is_empty() {
-        return delete_candidates(ctx, termination, d, &d.reason).await;
+        delete_candidates(ctx, termination, d, &d.reason).await?;
+        return Ok(true);
     }
     let labels = BTreeMap::from([(record::REPLACEMENT_OF.to_string(), d.id.clone())]);
     for r in &d.replacements {
@@ -190,7 +197,7 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
             );
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Karpenter's Events on each candidate NodeClaim: `DisruptionLaunching` when replacements

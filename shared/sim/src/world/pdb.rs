@@ -4,9 +4,9 @@
 //! budget that allows disruptions says so before any eviction asks. Budgets whose status a
 //! test pins ([`crate::eviction::PIN_STATUS`]) are left alone.
 
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::Client;
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use kube::discovery::ApiResource;
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use crate::cached::Cached;
@@ -19,17 +19,6 @@ const FIELDS: [&str; 5] = [
     "desiredHealthy",
     "disruptionsAllowed",
 ];
-
-fn api(client: &Client, ns: &str) -> Api<DynamicObject> {
-    let ar = ApiResource {
-        group: "policy".into(),
-        version: "v1".into(),
-        api_version: "policy/v1".into(),
-        kind: "PodDisruptionBudget".into(),
-        plural: "poddisruptionbudgets".into(),
-    };
-    Api::namespaced_with(client.clone(), ns, &ar)
-}
 
 /// Brings every budget's status up to date; returns how many changed.
 pub async fn step(client: &Client, reads: &Cached) -> Result<usize, kube::Error> {
@@ -53,7 +42,7 @@ pub async fn step(client: &Client, reads: &Cached) -> Result<usize, kube::Error>
             .map(|f| (f.to_string(), status[f].clone()))
             .collect();
         let name = pdb["metadata"]["name"].as_str().unwrap_or_default();
-        api(client, ns)
+        Api::<PodDisruptionBudget>::namespaced(client.clone(), ns)
             .patch_status(
                 name,
                 &PatchParams::default(),
