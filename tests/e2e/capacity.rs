@@ -116,7 +116,7 @@ async fn no_spot_capacity_anywhere_replans_on_demand_in_the_same_invocation() {
 #[tokio::test]
 async fn a_nodeclaim_that_never_registers_is_replaced_after_the_registration_timeout() {
     let mut w = getting_started().await.unwrap();
-    w.kubelet.paused = true;
+    w.kubelet_mut().unwrap().paused = true;
     w.apply(&inflate(5)).await.unwrap();
     w.run_for(SignedDuration::from_mins(2)).await.unwrap();
     let first = claims(&w.client).await;
@@ -137,7 +137,7 @@ async fn a_nodeclaim_that_never_registers_is_replaced_after_the_registration_tim
         now.iter()
             .all(|c| c.metadata.name.as_deref() != Some(&first_name))
     );
-    w.kubelet.paused = false;
+    w.kubelet_mut().unwrap().paused = false;
     assert!(
         w.run_until(SignedDuration::from_mins(5), |c| all_running(c, 5))
             .await

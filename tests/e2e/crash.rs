@@ -74,7 +74,7 @@ fn unregistered_node() -> Boxed<'static, (World, Value)> {
         while claims(&w.client).await.is_empty() {
             w.tick().await.unwrap();
         }
-        w.set_flaky(1.0, 0.0, 7);
+        w.set_flaky(1.0, 0.0, 7).unwrap();
         for _ in 0..120 {
             w.tick().await.unwrap();
             let ready = nodes(&w.client).await.iter().any(|n| {
@@ -87,7 +87,7 @@ fn unregistered_node() -> Boxed<'static, (World, Value)> {
                 break;
             }
         }
-        w.set_flaky(0.0, 0.0, 7);
+        w.set_flaky(0.0, 0.0, 7).unwrap();
         let cs = claims(&w.client).await;
         assert_eq!(cs.len(), 1);
         assert!(!kerf_control::claim::is_true(&cs[0], "Registered"));
@@ -102,7 +102,7 @@ fn unregistered_node() -> Boxed<'static, (World, Value)> {
 fn expired_and_orphaned() -> Boxed<'static, (World, Value)> {
     Box::pin(async {
         let mut w = getting_started().await.unwrap();
-        w.kubelet.paused = true;
+        w.kubelet_mut().unwrap().paused = true;
         w.apply(&inflate(5)).await.unwrap();
         w.run_for(SignedDuration::from_secs(20)).await.unwrap();
         assert_eq!(claims(&w.client).await.len(), 1);
@@ -113,7 +113,7 @@ fn expired_and_orphaned() -> Boxed<'static, (World, Value)> {
         w.cloud.start_stray("m5.large", "us-west-2a", tags);
         // Time passes with no sweep (the schedule was down).
         w.clock.advance(SignedDuration::from_mins(16));
-        w.kubelet.paused = false;
+        w.kubelet_mut().unwrap().paused = false;
         let event = scheduled(&w);
         (w, event)
     })
@@ -164,7 +164,7 @@ fn pod_events() -> Boxed<'static, (World, Value)> {
         w.timer_queue.receive(1000);
         w.apply(&inflate(1)).await.unwrap();
         // The Deployment controller deletes the pods (the webhook sees each DELETE).
-        kerf_sim::world::workloads::step(&w.client, &w.sim.cached())
+        kerf_sim::world::workloads::step(&w.client, &w.sim().unwrap().cached())
             .await
             .unwrap();
         let event = receive(&w.timer_queue);

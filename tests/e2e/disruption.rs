@@ -364,7 +364,7 @@ async fn a_provisioner_racing_a_sweep_never_loses_the_node_it_just_filled() {
     let mut w = recorded_command().await;
     // Two more pods, pending and hinted, while the command is due to start.
     w.apply(&inflate(3)).await.unwrap();
-    kerf_sim::world::workloads::step(&w.client, &w.sim.cached())
+    kerf_sim::world::workloads::step(&w.client, &w.sim().unwrap().cached())
         .await
         .unwrap();
     // kube-scheduler found no room for them a moment ago (the update the webhook hints on);
@@ -406,7 +406,8 @@ async fn a_provisioner_racing_a_sweep_never_loses_the_node_it_just_filled() {
     // Whichever took the decision Lease first, the other saw its work: no NodeClaim the
     // provisioner nominated pods to is the one the sweep disrupts.
     let events = w
-        .sim
+        .sim()
+        .unwrap()
         .cached()
         .list::<k8s_openapi::api::core::v1::Event>("/events")
         .unwrap();

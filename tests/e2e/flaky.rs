@@ -111,7 +111,7 @@ async fn a_day_with_flaky_ec2_and_api_server_converges_after_every_change() {
     .await
     .unwrap();
     let seed = seed();
-    w.set_flaky(0.10, 0.20, seed);
+    w.set_flaky(0.10, 0.20, seed).unwrap();
     let mut sweeps = Vec::new();
     for (hour, replicas) in CURVE.iter().enumerate() {
         w.apply(&inflate(*replicas)).await.unwrap();
@@ -133,7 +133,7 @@ async fn a_day_with_flaky_ec2_and_api_server_converges_after_every_change() {
     }
     let worst = sweeps.iter().copied().max().unwrap_or(0);
     let failed_cloud = w.cloud.injected_failures();
-    let requests = w.sim.requests();
+    let requests = w.sim().unwrap().requests();
     // 500 and 504 only come from the injected faults here.
     let failed_api = requests
         .iter()

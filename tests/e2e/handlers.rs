@@ -291,7 +291,7 @@ async fn provisioner_fixtures() {
 #[tokio::test]
 async fn a_kerf_failure_never_blocks_a_node_and_a_failed_publish_never_fails_a_launch() {
     let mut w = getting_started().await.unwrap();
-    w.sim.inject(kerf_sim::Fault {
+    w.sim().unwrap().inject(kerf_sim::Fault {
         method: "GET".into(),
         path_contains: "/nodeclaims".into(),
         // Every attempt of the list (a failed page is tried three times).

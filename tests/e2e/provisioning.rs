@@ -290,7 +290,7 @@ async fn a_pod_no_instance_type_fits_is_published_as_unschedulable_with_its_reas
 #[tokio::test]
 async fn a_launch_that_could_not_be_recorded_is_recorded_by_the_next_pass_with_the_same_instance() {
     let mut w = getting_started().await.unwrap();
-    w.sim.inject(kerf_sim::Fault {
+    w.sim().unwrap().inject(kerf_sim::Fault {
         method: "PATCH".into(),
         path_contains: "karpenter.sh/v1/nodeclaims/".into(),
         // Every attempt of the claim's first patch (the launch labels).

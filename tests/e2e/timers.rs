@@ -270,7 +270,7 @@ async fn no_spot_capacity_anywhere_falls_back_to_on_demand_in_one_invocation() {
 async fn a_registration_timeout_fires_at_its_moment_not_at_the_next_sweep() {
     let mut w = getting_started().await.unwrap();
     let start = w.now();
-    w.kubelet.paused = true;
+    w.kubelet_mut().unwrap().paused = true;
     // Mid-way between two sweeps, so that the deadline is too.
     w.run_for(SignedDuration::from_secs(20)).await.unwrap();
     w.apply(&inflate(5)).await.unwrap();
@@ -292,7 +292,7 @@ async fn a_registration_timeout_fires_at_its_moment_not_at_the_next_sweep() {
         "deleted {late:#} after its deadline (the sweep would have been {} s late)",
         60 - since_sweep
     );
-    w.kubelet.paused = false;
+    w.kubelet_mut().unwrap().paused = false;
     assert!(
         w.run_until(SignedDuration::from_mins(5), |c| all_running(c, 5))
             .await

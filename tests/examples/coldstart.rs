@@ -52,7 +52,11 @@ async fn main() {
         Ok(w) => w,
         Err(e) => panic!("world: {e}"),
     };
-    let env = acct.env(world.sim.url());
+    let sim = match world.sim() {
+        Ok(sim) => sim,
+        Err(e) => panic!("world: {e}"),
+    };
+    let env = acct.env(sim.url());
     for bin in &args {
         let event = if bin.contains("webhook") {
             fixture("webhook-pod-unschedulable.json")

@@ -150,7 +150,7 @@ fn warning(id: usize, t: &Target, at: Timestamp) -> Value {
 
 fn latencies(w: &World, on: bool) {
     let z = Duration::ZERO;
-    w.sim.set_latency(if on { KUBE } else { z });
+    w.sim().unwrap().set_latency(if on { KUBE } else { z });
     w.cloud
         .set_latency("CreateFleet", if on { CREATE_FLEET } else { z });
     for op in ["DescribeInstances", "TerminateInstances", "DescribeImages"] {
@@ -347,7 +347,7 @@ fn feed(starts: Arc<Vec<Instant>>, inbox: Arc<Inbox>) -> tokio::task::JoinHandle
 /// Nodes without a pod that is not terminating, and every Node (read straight from the
 /// store, as the simulated components do: the measurement adds no API-server load).
 fn node_states(w: &World) -> (BTreeSet<String>, BTreeSet<String>) {
-    let reads = w.sim.cached();
+    let reads = w.sim().unwrap().cached();
     let pods = reads.list::<Pod>("/pods").unwrap();
     let busy: BTreeSet<String> = pods
         .iter()
@@ -515,7 +515,11 @@ async fn quiet_batch(side: Side, w: &mut World) -> f64 {
         "TerminateInstances",
     ];
     let cloud = |w: &World| ops.iter().map(|o| w.cloud.calls(o)).sum::<usize>();
-    let (kube0, cloud0, queue0) = (w.sim.requests().len(), cloud(w), w.termination_queue.len());
+    let (kube0, cloud0, queue0) = (
+        w.sim().unwrap().requests().len(),
+        cloud(w),
+        w.termination_queue.len(),
+    );
     match side {
         Side::Kerf => {
             let records: Vec<Value> = targets
@@ -534,7 +538,7 @@ async fn quiet_batch(side: Side, w: &mut World) -> f64 {
         }
         Side::Karpenter => karpenter_batch(&w.provisioner, &w.termination_queue, &targets).await,
     }
-    let kube = w.sim.requests().len() - kube0;
+    let kube = w.sim().unwrap().requests().len() - kube0;
     let calls = kube + cloud(w) - cloud0 + (w.termination_queue.len() - queue0);
     let sqs = match side {
         Side::Kerf => 1.0,       // the event source mapping's DeleteMessageBatch

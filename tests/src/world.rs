@@ -127,7 +127,9 @@ pub fn condition(c: &NodeClaim, t: &str) -> bool {
 /// NodeClaim and every launched NodeClaim to a live instance; no NodeClaim launched twice
 /// ([`kerf_sim::scenario::invariants::check_settled`]). Returns the violations.
 pub async fn violations(w: &World) -> Vec<String> {
-    kerf_sim::scenario::invariants::check_settled(w).unwrap_or_else(|e| vec![e.to_string()])
+    kerf_sim::scenario::invariants::check_settled(w)
+        .await
+        .unwrap_or_else(|e| vec![e.to_string()])
 }
 
 /// Pods that are not Running.

@@ -80,7 +80,7 @@ async fn the_binary_sweeps_node_classes_and_drift_through_ec2_on_moto() {
     let _f = Function::start(
         Path::new(env!("CARGO_BIN_EXE_kerf-disruption")),
         &api,
-        &acct.env(w.sim.url()),
+        &acct.env(w.sim().unwrap().url()),
         Some(&log),
     );
     let out = api.invoke(fixture("scheduled-event.json"), LIMIT).await;

@@ -176,7 +176,7 @@ async fn one_batch_of_every_kind_through_the_binary_on_moto() {
     let _f = Function::start(
         Path::new(env!("CARGO_BIN_EXE_kerf-interruption")),
         &api,
-        &acct.env(w.sim.url()),
+        &acct.env(w.sim().unwrap().url()),
         Some(&log),
     );
     let out = api.invoke(json!({"Records": records}), LIMIT).await;

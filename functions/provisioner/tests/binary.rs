@@ -27,10 +27,10 @@ async fn the_binary_provisions_through_ec2_on_moto() {
     let acct = account::seed(&moto.url).await;
     let w = getting_started().await.unwrap();
     w.apply(&inflate(5)).await.unwrap();
-    kerf_sim::world::workloads::step(&w.client, &w.sim.cached())
+    kerf_sim::world::workloads::step(&w.client, &w.sim().unwrap().cached())
         .await
         .unwrap();
-    let marked = w.scheduler.step().await.unwrap();
+    let marked = w.scheduler().unwrap().step().await.unwrap();
     assert_eq!(marked.marked_unschedulable, 5);
 
     let api = RuntimeApi::start().await;
@@ -39,7 +39,7 @@ async fn the_binary_provisions_through_ec2_on_moto() {
     let _f = Function::start(
         Path::new(env!("CARGO_BIN_EXE_kerf-provisioner")),
         &api,
-        &acct.env(w.sim.url()),
+        &acct.env(w.sim().unwrap().url()),
         Some(&log),
     );
     let out = api.wait(&batch, LIMIT).await;

@@ -109,7 +109,7 @@ async fn the_binary_terminates_a_deleted_nodeclaim_through_ec2_on_moto() {
     let _f = Function::start(
         Path::new(env!("CARGO_BIN_EXE_kerf-termination")),
         &api,
-        &acct.env(w.sim.url()),
+        &acct.env(w.sim().unwrap().url()),
         Some(&log),
     );
     let mut requeued = 0;

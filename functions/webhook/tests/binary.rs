@@ -33,7 +33,7 @@ async fn the_binary_answers_every_webhook_fixture() {
     let f = Function::start(
         Path::new(env!("CARGO_BIN_EXE_kerf-webhook")),
         &api,
-        &acct.env(world.sim.url()),
+        &acct.env(world.sim().unwrap().url()),
         Some(&log),
     );
     let valid = api.wait(&first, LIMIT).await.unwrap();

@@ -39,8 +39,14 @@ pub struct SimArgs {
     pub report: Option<String>,
     /// Run the scenario a second time with Karpenter's own decisions (first-fit packing, its
     /// consolidation limits) and compare cost, node-hours and disruptions.
-    #[arg(long, value_enum, conflicts_with = "serve")]
+    #[arg(long, value_enum, conflicts_with_all = ["serve", "cluster"])]
     pub compare: Option<Compare>,
+    /// Run on a real Kubernetes control plane (kube-apiserver, controllers, scheduler and
+    /// KWOK) reached through this kubeconfig, in wall-clock time, instead of the in-process
+    /// server: Kerf's CRDs, RBAC and webhook are installed into it. Use a fresh control plane
+    /// per run (`scripts/cluster.sh up`).
+    #[arg(long, value_name = "KUBECONFIG", conflicts_with = "serve")]
+    pub cluster: Option<String>,
     /// Keep the simulated cluster running in real time, with its API server open to kubectl
     /// (a kubeconfig is printed and written), until Ctrl-C (then --report is written).
     #[arg(long)]

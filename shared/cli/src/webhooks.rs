@@ -2,9 +2,9 @@
 //! server's admission requests to Kerf's webhook function, rendered from the stack's outputs
 //! (what `aws cloudformation describe-stacks --query 'Stacks[0].Outputs'` prints, or the
 //! whole describe-stacks document) and the webhook's path secret, as YAML for
-//! `kubectl apply -f -`. The configurations themselves are in [`config`].
+//! `kubectl apply -f -`. The configurations themselves are in [`config`] (beside the handler they route to).
 
-pub mod config;
+pub use kerf_control::webhook::config;
 
 use std::collections::BTreeMap;
 

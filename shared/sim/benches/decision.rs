@@ -38,7 +38,7 @@ async fn cluster(pods: usize) -> World {
             "spec": {"containers": [{"name": "inflate", "image": "public.ecr.aws/eks-distro/kubernetes/pause:3.7",
                 "resources": {"requests": {"cpu": "250m"}}}]},
             "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}});
-        must(w.sim.seed(pod), "seed pod");
+        must(must(w.sim(), "in-process server").seed(pod), "seed pod");
     }
     w
 }

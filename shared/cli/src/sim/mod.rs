@@ -1,6 +1,7 @@
 //! `kerf sim`: runs a scenario (a file, or the embedded getting-started walkthrough) on the
 //! simulated cluster with Kerf's real handlers, prints the timeline as it goes, then the
-//! NodeClaims and the cost.
+//! NodeClaims and the cost. With `--cluster KUBECONFIG` the cluster is a real control plane
+//! (in wall-clock time) instead of the in-process server.
 
 mod live;
 pub mod report;
@@ -8,10 +9,11 @@ pub mod serve;
 pub mod table;
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kerf_sim::scenario::{Decisions, Outcome, Scenario, ScenarioError};
+use kerf_sim::scenario::{Decisions, Outcome, Scenario, ScenarioError, run_with};
+use kerf_sim::world::WorldOptions;
 
 use crate::args::{Compare, SimArgs};
 use crate::error::CliError;
@@ -45,6 +47,18 @@ pub fn simulate_with(
     terminal: bool,
     quiet: bool,
 ) -> Result<Outcome, CliError> {
+    simulate_on(s, decisions, decisions.options(), out, terminal, quiet)
+}
+
+/// [`simulate_with`] on a world with `options`.
+fn simulate_on(
+    s: &Scenario,
+    decisions: Decisions,
+    options: WorldOptions,
+    out: &mut dyn Write,
+    terminal: bool,
+    quiet: bool,
+) -> Result<Outcome, CliError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -52,11 +66,18 @@ pub fn simulate_with(
         .map_err(|e| CliError::Internal(format!("starting the runtime: {e}")))?;
     let wall = Instant::now();
     let result = if quiet {
-        rt.block_on(kerf_sim::scenario::run(s, decisions, &mut live::Quiet))
+        rt.block_on(run_with(s, decisions, options, &mut live::Quiet))
     } else {
         let _ = writeln!(out, "scenario {}: {}", s.name, s.description);
+        if let Some(kc) = &options.cluster {
+            let _ = writeln!(
+                out,
+                "on the control plane of {} (wall-clock time: a simulated minute takes a minute)",
+                kc.display()
+            );
+        }
         let mut live = live::Live::new(out, terminal);
-        let r = rt.block_on(kerf_sim::scenario::run(s, decisions, &mut live));
+        let r = rt.block_on(run_with(s, decisions, options, &mut live));
         live.finish();
         r
     };
@@ -92,6 +113,12 @@ pub fn sim(a: &SimArgs) -> Result<(), CliError> {
     let mut out = stdout.lock();
     let kerf = if a.serve {
         serve::serve(a, &s, &mut out)?
+    } else if let Some(kc) = &a.cluster {
+        let options = WorldOptions {
+            cluster: Some(PathBuf::from(kc)),
+            ..Decisions::Kerf.options()
+        };
+        simulate_on(&s, Decisions::Kerf, options, &mut out, terminal, false)?
     } else {
         simulate(&s, &mut out, terminal)?
     };

@@ -10,6 +10,7 @@
 //! A Kerf failure never blocks a workload: anything that goes wrong for a pod or a node is
 //! logged and the request allowed. Dry-run requests have no side effects.
 
+pub mod config;
 pub mod nodes;
 pub mod pods;
 pub mod validate;

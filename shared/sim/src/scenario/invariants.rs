@@ -8,23 +8,22 @@ use std::collections::{BTreeMap, BTreeSet};
 use kerf_api::v1::NodeClaim;
 use kerf_control::claim;
 
-use crate::world::World;
+use crate::world::{World, WorldError};
 
 /// The violations now, one line each (empty: every invariant holds). A NodeClaim being
 /// deleted may have lost its instance already: that is the middle of its termination.
-pub fn check(w: &World) -> Result<Vec<String>, kube::Error> {
-    audit(w, false)
+pub async fn check(w: &World) -> Result<Vec<String>, WorldError> {
+    audit(w, false).await
 }
 
 /// [`check`] for a cluster at rest, where no termination is under way: a NodeClaim being
 /// deleted must still have its instance too.
-pub fn check_settled(w: &World) -> Result<Vec<String>, kube::Error> {
-    audit(w, true)
+pub async fn check_settled(w: &World) -> Result<Vec<String>, WorldError> {
+    audit(w, true).await
 }
 
-fn audit(w: &World, settled: bool) -> Result<Vec<String>, kube::Error> {
-    let reads = w.sim.cached();
-    let claims = reads.list::<NodeClaim>("karpenter.sh/nodeclaims")?;
+async fn audit(w: &World, settled: bool) -> Result<Vec<String>, WorldError> {
+    let claims = w.list::<NodeClaim>().await?;
     let instances = w.cloud.instances();
     let mut out = Vec::new();
     let live: BTreeSet<&str> = instances
@@ -78,11 +77,12 @@ mod tests {
     #[tokio::test]
     async fn orphans_lost_claims_and_double_launches_are_reported() {
         let w = World::start(WorldOptions::default()).await.unwrap();
-        assert_eq!(check(&w).unwrap(), Vec::<String>::new());
+        assert_eq!(check(&w).await.unwrap(), Vec::<String>::new());
         let tags = BTreeMap::from([("karpenter.sh/nodeclaim".to_string(), "twice".to_string())]);
         let a = w.cloud.start_stray("m5.large", "us-west-2a", tags.clone());
         w.cloud.start_stray("m5.large", "us-west-2a", tags);
-        w.sim
+        w.sim()
+            .unwrap()
             .seed(
                 serde_json::json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
                 "metadata": {"name": "lost"},
@@ -91,7 +91,7 @@ mod tests {
                 "status": {"providerID": "aws:///us-west-2a/i-00000000000000bad"}}),
             )
             .unwrap();
-        let mut v = check(&w).unwrap();
+        let mut v = check(&w).await.unwrap();
         v.sort();
         assert_eq!(v.len(), 4, "{v:?}");
         assert!(
@@ -106,7 +106,8 @@ mod tests {
         assert_eq!(v[3], "nodeclaim twice was launched 2 times");
         // A claim being deleted after its instance went: mid-termination for a run, a
         // violation for a cluster at rest.
-        w.sim
+        w.sim()
+            .unwrap()
             .seed(
                 serde_json::json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
                 "metadata": {"name": "going", "finalizers": ["karpenter.sh/termination"],
@@ -116,8 +117,8 @@ mod tests {
                 "status": {"providerID": "aws:///us-west-2a/i-00000000000000ace"}}),
             )
             .unwrap();
-        assert_eq!(check(&w).unwrap().len(), 4);
-        let settled = check_settled(&w).unwrap();
+        assert_eq!(check(&w).await.unwrap().len(), 4);
+        let settled = check_settled(&w).await.unwrap();
         assert_eq!(settled.len(), 5, "{settled:?}");
         assert!(settled.contains(&"nodeclaim going has no running instance".to_string()));
     }

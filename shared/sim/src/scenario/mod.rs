@@ -23,7 +23,7 @@ mod step;
 pub use expect::{Count, Expect, Failure, Money};
 pub use observe::{ClaimRow, Kind, Observation, TimelineEvent};
 pub use pace::{Pace, serve};
-pub use run::{Decisions, Outcome, Progress, Sample, run};
+pub use run::{Decisions, Outcome, Progress, Sample, run, run_with};
 pub use step::{Action, ObjectRef, Scale, Select, SpotPrice, Step};
 
 use std::collections::BTreeMap;

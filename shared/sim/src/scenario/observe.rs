@@ -11,7 +11,7 @@ use kerf_catalog::CapacityType;
 use kerf_control::claim;
 use kerf_control::ports::cloud::instance_id;
 
-use crate::world::World;
+use crate::world::{World, WorldError};
 
 /// One NodeClaim, as `kubectl get nodeclaims` shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,12 +191,14 @@ fn billing(w: &World) -> (BTreeMap<String, usize>, f64) {
 
 impl Observer {
     /// Looks at the world; returns what it sees and the timeline lines since the last look.
-    pub fn look(&mut self, w: &World) -> Result<(Observation, Vec<TimelineEvent>), kube::Error> {
-        let reads = w.sim.cached();
+    pub async fn look(
+        &mut self,
+        w: &World,
+    ) -> Result<(Observation, Vec<TimelineEvent>), WorldError> {
         let at = w.now();
-        let claims = reads.list::<NodeClaim>("karpenter.sh/nodeclaims")?;
-        let pods = reads.list::<Pod>("/pods")?;
-        let events = reads.list::<Event>("/events")?;
+        let claims = w.list::<NodeClaim>().await?;
+        let pods = w.list::<Pod>().await?;
+        let events = w.list::<Event>().await?;
         let mut lines = Vec::new();
         let mut rows = Vec::new();
         let mut live = BTreeSet::new();

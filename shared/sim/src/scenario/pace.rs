@@ -70,8 +70,13 @@ pub async fn serve(
             .await
             .map_err(|e| r.fail(e.to_string()))?;
     }
-    ready(r.w.sim.url());
+    let url =
+        r.w.sim()
+            .map_err(|e| r.fail(e.to_string()))?
+            .url()
+            .to_string();
+    ready(&url);
     r.steps(true).await?;
     r.forever().await?;
-    Ok(r.finish())
+    Ok(r.finish().await)
 }

@@ -108,10 +108,20 @@ pub async fn run(
     decisions: Decisions,
     progress: &mut dyn Progress,
 ) -> Result<Outcome, ScenarioError> {
-    let mut r = Runner::start(s, decisions.options(), progress, None).await?;
+    run_with(s, decisions, decisions.options(), progress).await
+}
+
+/// [`run`] on a world with `options` (a real control plane's, say).
+pub async fn run_with(
+    s: &Scenario,
+    decisions: Decisions,
+    options: WorldOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome, ScenarioError> {
+    let mut r = Runner::start(s, options, progress, None).await?;
     r.steps(decisions == Decisions::Karpenter).await?;
     r.drains_end().await?;
-    Ok(r.finish())
+    Ok(r.finish().await)
 }
 
 /// How long a run goes on after its last step for the drains under way to end.
@@ -173,7 +183,7 @@ impl<'a> Runner<'a> {
             index: 0,
             pace,
         };
-        r.look()?;
+        r.look().await?;
         r.note_skipped(&skipped);
         Ok(r)
     }
@@ -214,7 +224,7 @@ impl<'a> Runner<'a> {
                 .await
                 .map_err(|e| self.fail(e.to_string()))?;
             quiet = !changed;
-            self.look()?;
+            self.look().await?;
         }
         Ok(())
     }
@@ -253,8 +263,8 @@ impl<'a> Runner<'a> {
     }
 
     /// Records the invariants that do not hold now (once each).
-    fn audit(&mut self, when: &str) {
-        let found = match super::invariants::check(&self.w) {
+    async fn audit(&mut self, when: &str) {
+        let found = match super::invariants::check(&self.w).await {
             Ok(v) => v,
             Err(e) => vec![format!("could not read the cluster: {e}")],
         };
@@ -265,8 +275,8 @@ impl<'a> Runner<'a> {
         }
     }
 
-    pub(super) fn finish(mut self) -> Outcome {
-        self.audit("at the end");
+    pub(super) async fn finish(mut self) -> Outcome {
+        self.audit("at the end").await;
         self.out.simulated = self.w.now().duration_since(self.out.start);
         // The last value holds until the end.
         if let Some(mut end) = self.out.samples.last().cloned() {
@@ -316,10 +326,11 @@ impl Runner<'_> {
         }
     }
 
-    fn look(&mut self) -> Result<(), ScenarioError> {
+    async fn look(&mut self) -> Result<(), ScenarioError> {
         let (o, lines) = self
             .observer
             .look(&self.w)
+            .await
             .map_err(|e| self.fail(e.to_string()))?;
         // Samples are steps: each value holds until the next sample.
         let hours = o.at.duration_since(self.out.last.at).as_secs_f64() / 3600.0;
@@ -364,7 +375,7 @@ impl Runner<'_> {
                 .await
                 .map_err(|e| self.fail(e.to_string()))?;
             quiet = !changed;
-            self.look()?;
+            self.look().await?;
             if let Some(e) = until
                 && e.check(&self.out.last).is_ok()
             {
@@ -464,8 +475,8 @@ impl Runner<'_> {
                     .set_spot_price(&p.instance_type, p.zone.as_deref(), p.price)
             }
         }
-        self.audit(&format!("after step {}", self.index + 1));
-        self.look()
+        self.audit(&format!("after step {}", self.index + 1)).await;
+        self.look().await
     }
 
     /// NodeClaims and instance ids of the launched nodes `sel` matches, in name order.

@@ -91,7 +91,8 @@ fn without_startup_taints(n: &Node, claim: &NodeClaim) -> (Vec<Taint>, bool) {
     (kept, removed)
 }
 
-fn node_name(i: &SimInstance) -> String {
+/// The name the kubelet of instance `i` registers its Node under (`ip-10-0-X-Y.<region>.compute.internal`).
+pub fn node_name(i: &SimInstance) -> String {
     let n =
         u64::from_str_radix(i.info.id.trim_start_matches("i-"), 16).unwrap_or_default() & 0xffff;
     let region = i
@@ -317,7 +318,7 @@ async fn set_ready(
 }
 
 /// The Node a kubelet registers for instance `i`.
-fn node_for(i: &SimInstance, now: Timestamp) -> Node {
+pub fn node_for(i: &SimInstance, now: Timestamp) -> Node {
     let name = node_name(i);
     let mut labels: BTreeMap<String, String> = i.type_labels.clone();
     labels.extend(i.labels.clone());

@@ -17,9 +17,12 @@ pub mod kubelet;
 pub mod pdb;
 pub mod prices;
 pub mod queue;
+pub mod real;
 pub mod scheduler;
+pub mod server;
 mod wiring;
-pub use wiring::{KERF_NAMESPACE, KERF_TOKEN, function_url_event};
+pub use server::{InProcess, Server};
+pub use wiring::{KERF_NAMESPACE, KERF_TOKEN, function_url_event, http_event};
 pub mod workloads;
 
 use std::sync::Arc;
@@ -37,7 +40,7 @@ pub use kubelet::Kubelet;
 pub use queue::{SimPublisher, SimQueue};
 pub use scheduler::Scheduler;
 
-use crate::{Sim, SimError};
+use crate::SimError;
 
 /// The context the simulated functions run with.
 pub type SimCtx = Ctx<KubeCluster, SimCloud, SimPublisher>;
@@ -88,6 +91,9 @@ pub struct WorldOptions {
     pub duplicate_deliveries: bool,
     /// The API server's port on 127.0.0.1 (0: any free port).
     pub port: u16,
+    /// A real control plane to run on instead of the in-process server: its kubeconfig
+    /// ([`real`]). Time is then the wall clock and `start` and `skip_idle` do not apply.
+    pub cluster: Option<std::path::PathBuf>,
 }
 
 impl Default for WorldOptions {
@@ -110,6 +116,7 @@ impl Default for WorldOptions {
             serial: false,
             duplicate_deliveries: false,
             port: 0,
+            cluster: None,
         }
     }
 }
@@ -123,6 +130,12 @@ pub enum WorldError {
     Kube(#[from] kube::Error),
     #[error("manifest: {0}")]
     Manifest(String),
+    /// The real control plane: unreachable, or refusing Kerf's installation.
+    #[error("cluster: {0}")]
+    Cluster(String),
+    /// Asked of a world on a real control plane.
+    #[error("{0} exists only with the in-process API server")]
+    InProcessOnly(&'static str),
 }
 
 /// What one tick did.
@@ -137,7 +150,9 @@ pub struct TickReport {
 
 /// The simulated cluster and Kerf running against it.
 pub struct World {
-    pub sim: Sim,
+    /// The API server and the cluster components beside it.
+    pub server: Server,
+    /// A client as the cluster's administrator.
     pub client: Client,
     pub clock: ManualClock,
     pub cloud: SimCloud,
@@ -165,8 +180,6 @@ pub struct World {
     pub interruption: kerf_control::interrupt::InterruptOptions,
     /// The disruption function's options (feature gates).
     pub disruption: kerf_control::disrupt::SweepOptions,
-    pub kubelet: Kubelet,
-    pub scheduler: Scheduler,
     pub options: WorldOptions,
     next_sweep: Timestamp,
     next_disruption: Timestamp,
@@ -231,14 +244,15 @@ impl World {
         Ok(())
     }
 
-    /// Advances time by one tick and lets every component act once.
+    /// Advances time by one tick and lets every component act once. On a real control plane
+    /// a tick first waits for the wall clock to reach it.
     pub async fn tick(&mut self) -> Result<TickReport, WorldError> {
-        self.clock.advance(self.options.tick);
-        let mut r = TickReport {
-            workloads: workloads::step(&self.client, &self.sim.cached()).await?,
-            scheduler: self.scheduler.step().await?,
-            ..TickReport::default()
-        };
+        self.advance_clock().await;
+        let mut r = TickReport::default();
+        if let Server::InProcess(p) = &self.server {
+            r.workloads = workloads::step(&self.client, &p.sim.cached()).await?;
+            r.scheduler = p.scheduler.step().await?;
+        }
         if let Some(oldest) = self.queue.oldest_visible()
             && self.now() >= oldest + self.options.batch_window
         {
@@ -253,12 +267,24 @@ impl World {
         if self.options.deliver_termination && self.termination_queue.oldest_visible().is_some() {
             r.invocations.push(self.deliver_termination().await);
             // The ReplicaSet controller replaces evicted pods within moments, not a tick later.
-            let again = workloads::step(&self.client, &self.sim.cached()).await?;
-            r.workloads.created += again.created;
-            r.workloads.deleted += again.deleted;
+            if let Server::InProcess(p) = &self.server {
+                let again = workloads::step(&self.client, &p.sim.cached()).await?;
+                r.workloads.created += again.created;
+                r.workloads.deleted += again.deleted;
+            }
         }
-        r.kubelet = self.kubelet.step().await?;
-        pdb::step(&self.client, &self.sim.cached()).await?;
+        r.kubelet = match &mut self.server {
+            Server::InProcess(p) => {
+                let k = p.kubelet.step().await?;
+                pdb::step(&self.client, &p.sim.cached()).await?;
+                k
+            }
+            Server::Real(c) => {
+                let now = self.clock.now();
+                c.kubelets(&self.cloud, now, self.options.ready_delay)
+                    .await?
+            }
+        };
         if self.now() >= self.next_sweep {
             self.next_sweep = self.now() + self.options.sweep_every;
             r.invocations.push(self.sweep().await);
@@ -270,12 +296,28 @@ impl World {
         Ok(r)
     }
 
+    /// Moves the clock one tick on; on a real control plane, once the wall clock is there
+    /// (and to the wall clock when a slow tick left it behind).
+    async fn advance_clock(&self) {
+        let next = self.clock.now() + self.options.tick;
+        if !self.is_real() {
+            self.clock.advance_to(next);
+            return;
+        }
+        let wait = next.duration_since(Timestamp::now());
+        if let Ok(d) = std::time::Duration::try_from(wait) {
+            tokio::time::sleep(d).await;
+        }
+        self.clock.advance_to(next.max(Timestamp::now()));
+    }
+
     /// Flaky dependencies for Kerf's functions: `api` of their API-server requests fail (409,
     /// 500 or timeout) and `cloud` of their EC2 calls (throttled or 5xx), at random from
     /// `seed`. The simulated kubelets, scheduler and controllers are left alone.
-    pub fn set_flaky(&self, api: f64, cloud: f64, seed: u64) {
-        self.sim.set_flaky(KERF_TOKEN, api, seed);
+    pub fn set_flaky(&self, api: f64, cloud: f64, seed: u64) -> Result<(), WorldError> {
+        self.sim()?.set_flaky(KERF_TOKEN, api, seed);
         self.cloud.set_flaky(cloud, seed.wrapping_add(1));
+        Ok(())
     }
 
     /// When something next happens by itself: a scheduled run, a queued message becoming
@@ -288,7 +330,10 @@ impl World {
             self.interruption_queue.next_due(zero),
             self.timer_queue.next_due(zero),
             self.cloud.next_change(),
-            self.kubelet.next_due()?,
+            match &self.server {
+                Server::InProcess(p) => p.kubelet.next_due()?,
+                Server::Real(_) => None,
+            },
         ];
         Ok(timers
             .into_iter()
@@ -298,17 +343,21 @@ impl World {
 
     /// One tick, or with [`WorldOptions::skip_idle`] after a quiet tick, a jump to the tick
     /// that lands on the next due moment (never past `end`). Returns whether the tick changed
-    /// the cluster.
+    /// the cluster (on a real control plane, where time cannot jump: always).
     pub async fn step_toward(&mut self, quiet: bool, end: Timestamp) -> Result<bool, WorldError> {
+        let Server::InProcess(p) = &self.server else {
+            self.tick().await?;
+            return Ok(true);
+        };
         if quiet && self.options.skip_idle {
             let land = self.next_due()?.min(end) - self.options.tick;
             if land > self.now() {
                 self.clock.advance_to(land);
             }
         }
-        let before = self.sim.resource_version();
+        let before = p.sim.resource_version();
         self.tick().await?;
-        Ok(self.sim.resource_version() != before)
+        Ok(self.sim()?.resource_version() != before)
     }
 
     /// Ticks for `d` of simulated time.

@@ -13,8 +13,12 @@ use kube::Client;
 use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use serde_json::{Value, json};
 
+use super::real::RealCluster;
+use super::real::install::{Function, function_identity, install};
+use super::real::webhook::WebhookServer;
 use super::{
-    Kubelet, Scheduler, SimCloud, SimCtx, SimPublisher, SimQueue, World, WorldError, WorldOptions,
+    InProcess, Kubelet, Scheduler, Server, SimCloud, SimCtx, SimPublisher, SimQueue, World,
+    WorldError, WorldOptions,
 };
 use crate::admission::{Hook, HookFuture, Rule};
 use crate::store::SimClock;
@@ -30,11 +34,15 @@ type Slot = Arc<OnceLock<(Arc<SimCtx>, SimQueue, SimQueue, String)>>;
 
 /// A Function URL event (payload v2) carrying `review` to the webhook.
 pub fn function_url_event(secret: &str, review: &Value) -> Value {
-    json!({"version": "2.0", "routeKey": "$default", "rawPath": format!("/{secret}/admit"),
-        "rawQueryString": "", "headers": {"content-type": "application/json"},
-        "requestContext": {"http": {"method": "POST", "path": format!("/{secret}/admit"),
-            "sourceIp": "127.0.0.1"}},
-        "body": review.to_string(), "isBase64Encoded": false})
+    http_event(&format!("/{secret}/admit"), "", &review.to_string())
+}
+
+/// The Function URL event (payload v2) of an HTTP POST to `path?query` with `body`.
+pub fn http_event(path: &str, query: &str, body: &str) -> Value {
+    json!({"version": "2.0", "routeKey": "$default", "rawPath": path,
+        "rawQueryString": query, "headers": {"content-type": "application/json"},
+        "requestContext": {"http": {"method": "POST", "path": path, "sourceIp": "127.0.0.1"}},
+        "body": body, "isBase64Encoded": false})
 }
 
 fn hook(name: &str, rules: Vec<Rule>, fail_open: bool, slot: Slot) -> Hook {
@@ -88,11 +96,16 @@ fn ctx(
     }
 }
 
-pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
-    let clock = ManualClock::new(options.start);
+/// The in-process API server with Kerf's webhook as its admission hooks, and the simulated
+/// components reading its store; an admin client and the client Kerf's functions use.
+async fn in_process(
+    options: &WorldOptions,
+    clock: &ManualClock,
+    slot: Slot,
+    cloud: &SimCloud,
+) -> Result<(Server, Client, Client), WorldError> {
     let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let server_clock = clock.clone();
-    let slot: Slot = Arc::default();
     let all = ["CREATE", "UPDATE"];
     let workloads = hook(
         "kerf-workloads.kerf.dev",
@@ -113,7 +126,7 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
             Rule::new("karpenter.k8s.aws", "ec2nodeclasses", &all),
         ],
         false,
-        slot.clone(),
+        slot,
     );
     let sim_opts = SimOptions {
         clock: SimClock(Arc::new(move || server_clock.now())),
@@ -129,32 +142,6 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
     let client = sim.client()?;
     // Kerf's functions call with their own credentials, so faults can be aimed at them alone.
     let kerf_client = sim.client_with_token(KERF_TOKEN)?;
-    let cloud = SimCloud::new(&options.region, dyn_clock.clone(), options.boot_delay);
-    let queue = SimQueue::new(dyn_clock.clone(), options.visibility);
-    let termination_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
-    let interruption_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
-    let timer_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
-    let publisher = SimPublisher::default();
-    let logs = Arc::new(MemorySink::default());
-    let new_ctx = || {
-        Arc::new(ctx(
-            &kerf_client,
-            &cloud,
-            &publisher,
-            &dyn_clock,
-            &logs,
-            &options,
-        ))
-    };
-    let (provisioner, webhook, terminator, disruptor, interrupter) =
-        (new_ctx(), new_ctx(), new_ctx(), new_ctx(), new_ctx());
-    // The slot was created empty just above, so this first set cannot fail.
-    let _ = slot.set((
-        webhook.clone(),
-        queue.clone(),
-        timer_queue.clone(),
-        options.webhook_secret.clone(),
-    ));
     let mut kubelet = Kubelet::new(
         client.clone(),
         sim.cached(),
@@ -162,11 +149,92 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         dyn_clock.clone(),
     );
     kubelet.ready_delay = options.ready_delay;
-    let scheduler = Scheduler::new(client.clone(), sim.cached(), dyn_clock.clone());
+    let scheduler = Scheduler::new(client.clone(), sim.cached(), dyn_clock);
+    let server = Server::InProcess(Box::new(InProcess {
+        sim,
+        kubelet,
+        scheduler,
+    }));
+    Ok((server, client, kerf_client))
+}
+
+/// The functions' contexts, in the order of [`Function`]'s variants.
+type Contexts = [Arc<SimCtx>; 5];
+
+const FUNCTIONS: [Function; 5] = [
+    Function::Provisioner,
+    Function::Webhook,
+    Function::Termination,
+    Function::Disruption,
+    Function::Interruption,
+];
+
+pub(super) async fn start(mut options: WorldOptions) -> Result<World, WorldError> {
+    let real = match &options.cluster {
+        Some(path) => {
+            options.start = jiff::Timestamp::now();
+            options.skip_idle = false;
+            Some(RealCluster::connect(path).await?)
+        }
+        None => None,
+    };
+    let clock = ManualClock::new(options.start);
+    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    let slot: Slot = Arc::default();
+    let cloud = SimCloud::new(&options.region, dyn_clock.clone(), options.boot_delay);
+    let queue = SimQueue::new(dyn_clock.clone(), options.visibility);
+    let termination_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
+    let interruption_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
+    let timer_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
+    let publisher = SimPublisher::default();
+    let logs = Arc::new(MemorySink::default());
+    let new_ctx =
+        |client: &Client| Arc::new(ctx(client, &cloud, &publisher, &dyn_clock, &logs, &options));
+    let (mut server, client, contexts): (Server, Client, Contexts) = match real {
+        None => {
+            let (server, client, kerf) = in_process(&options, &clock, slot.clone(), &cloud).await?;
+            let contexts = FUNCTIONS.map(|_| new_ctx(&kerf));
+            (server, client, contexts)
+        }
+        Some(cluster) => {
+            install(&cluster.admin).await?;
+            let mut contexts = Vec::with_capacity(FUNCTIONS.len());
+            for f in FUNCTIONS {
+                let id = function_identity(f)?;
+                contexts.push(new_ctx(&cluster.client_as(&id.user, &id.groups)?));
+            }
+            let contexts: Contexts = contexts
+                .try_into()
+                .map_err(|_| WorldError::Cluster("a context per function".into()))?;
+            let client = cluster.admin.clone();
+            (Server::Real(Box::new(cluster)), client, contexts)
+        }
+    };
+    let [provisioner, webhook, terminator, disruptor, interrupter] = contexts;
+    // The slot was created empty just above, so this first set cannot fail.
+    let _ = slot.set((
+        webhook.clone(),
+        queue.clone(),
+        timer_queue.clone(),
+        options.webhook_secret.clone(),
+    ));
+    if let Server::Real(cluster) = &mut server {
+        let hooks = WebhookServer::start(
+            webhook.clone(),
+            queue.clone(),
+            timer_queue.clone(),
+            &options.webhook_secret,
+        )
+        .await?;
+        hooks
+            .register(&cluster.admin, &options.cluster_name)
+            .await?;
+        cluster.webhook = Some(hooks);
+    }
     let next_sweep = options.start + options.sweep_every;
     let next_disruption = options.start + options.disruption_every + options.disruption_every / 2;
     Ok(World {
-        sim,
+        server,
         client,
         clock,
         cloud,
@@ -183,8 +251,6 @@ pub(super) async fn start(options: WorldOptions) -> Result<World, WorldError> {
         interrupter,
         interruption: kerf_control::interrupt::InterruptOptions::default(),
         disruption: kerf_control::disrupt::SweepOptions::default(),
-        kubelet,
-        scheduler,
         options,
         next_sweep,
         next_disruption,
@@ -232,7 +298,7 @@ async fn dynamic_api(
     })
 }
 
-pub(super) async fn apply(client: &Client, manifest: &str) -> Result<Vec<String>, WorldError> {
+pub(crate) async fn apply(client: &Client, manifest: &str) -> Result<Vec<String>, WorldError> {
     let mut applied = Vec::new();
     for doc in documents(manifest)? {
         let api_version = doc["apiVersion"].as_str().unwrap_or_default();
