@@ -185,7 +185,7 @@ fn termination() -> Boxed<'static, (World, Value)> {
         let (w, name) = crate::termination::running_cluster().await;
         crate::termination::delete_claim(&w, &name).await;
         let event = receive(&w.termination_queue);
-        (w, event)
+        (w.into_world(), event)
     })
 }
 
@@ -198,7 +198,7 @@ fn run_termination<'a>(w: &'a World, s: &'a CrashSwitch, event: &'a Value) -> Bo
 
 fn interruption() -> Boxed<'static, (World, Value)> {
     Box::pin(async {
-        let mut w = crate::interruption::spot_cluster().await;
+        let mut w = crate::interruption::spot_cluster().await.into_world();
         let mut cs = claims(&w.client).await;
         cs.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         let id = crate::interruption::instance_of(&cs[0]);

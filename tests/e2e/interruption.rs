@@ -31,21 +31,26 @@ fn batch(bodies: &[(&str, String)]) -> Value {
 }
 
 /// A spot pool running six `inflate` pods.
-pub(crate) async fn spot_cluster() -> World {
-    spot_cluster_of(&read("examples/getting-started/nodepool.yaml")).await
+pub(crate) async fn spot_cluster() -> TestWorld {
+    spot_cluster_on(On::InProcess).await
+}
+
+/// [`spot_cluster`] on `on`.
+async fn spot_cluster_on(on: On) -> TestWorld {
+    spot_cluster_of(on, &read("examples/getting-started/nodepool.yaml")).await
 }
 
 /// [`spot_cluster`] on nodes of 4 vCPU, so the pods need several.
-async fn small_spot_cluster() -> World {
+async fn small_spot_cluster() -> TestWorld {
     let pool = read("examples/getting-started/nodepool.yaml").replace(
         "values: [\"2\"]",
         "values: [\"2\"]\n        - key: karpenter.k8s.aws/instance-cpu\n          operator: In\n          values: [\"4\"]",
     );
-    spot_cluster_of(&pool).await
+    spot_cluster_of(On::InProcess, &pool).await
 }
 
-async fn spot_cluster_of(pool: &str) -> World {
-    let mut w = getting_started_with(coarse()).await.unwrap();
+async fn spot_cluster_of(on: On, pool: &str) -> TestWorld {
+    let mut w = getting_started_on(on, coarse()).await;
     w.apply(
         &pool
             .replace("values: [\"on-demand\"]", "values: [\"spot\"]")
@@ -70,9 +75,9 @@ fn label(c: &kerf_api::v1::NodeClaim, k: &str) -> String {
         .unwrap_or_default()
 }
 
-#[tokio::test]
-async fn a_spot_warning_replaces_the_node_before_it_goes_and_loses_no_pod() {
-    let mut w = spot_cluster().await;
+on_both! {
+async fn a_spot_warning_replaces_the_node_before_it_goes_and_loses_no_pod(on) {
+    let mut w = spot_cluster_on(on).await;
     let before = claims(&w.client).await;
     let victim = before[0].clone();
     let name = victim.metadata.name.clone().unwrap();
@@ -163,6 +168,7 @@ async fn a_spot_warning_replaces_the_node_before_it_goes_and_loses_no_pod() {
         "{:?}",
         violations(&w).await
     );
+}
 }
 
 #[tokio::test]

@@ -26,8 +26,8 @@ async fn status(w: &World) -> (Option<i32>, Option<i32>, Option<i32>) {
 }
 
 /// Five inflate pods running under a budget with `spec`.
-async fn inflate_under(spec: &str) -> World {
-    let mut w = getting_started_with(coarse()).await.unwrap();
+async fn inflate_under(on: On, spec: &str) -> TestWorld {
+    let mut w = getting_started_on(on, coarse()).await;
     w.apply(&inflate(5)).await.unwrap();
     w.apply(&pdb(spec)).await.unwrap();
     let ran = w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5));
@@ -35,9 +35,9 @@ async fn inflate_under(spec: &str) -> World {
     w
 }
 
-#[tokio::test]
-async fn a_budgets_status_follows_its_pods_without_an_eviction() {
-    let mut w = inflate_under("maxUnavailable: 1").await;
+on_both! {
+async fn a_budgets_status_follows_its_pods_without_an_eviction(on) {
+    let mut w = inflate_under(on, "maxUnavailable: 1").await;
     w.run_for(SignedDuration::from_secs(10)).await.unwrap();
     assert_eq!(status(&w).await, (Some(5), Some(5), Some(1)));
     w.apply(&inflate(3)).await.unwrap();
@@ -51,10 +51,11 @@ async fn a_budgets_status_follows_its_pods_without_an_eviction() {
         "a budget that allows nothing says so"
     );
 }
+}
 
 #[tokio::test]
 async fn a_drift_held_by_a_budget_goes_on_once_the_budget_is_relaxed() {
-    let mut w = inflate_under("minAvailable: 5").await;
+    let mut w = inflate_under(On::InProcess, "minAvailable: 5").await;
     let before = claims(&w.client).await[0].metadata.name.clone().unwrap();
     w.cloud.release_ami("ami-0a5e00000000000b2");
     w.run_for(SignedDuration::from_mins(5)).await.unwrap();

@@ -8,6 +8,7 @@
 use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::Event;
 use kerf_e2e::world::*;
+use kerf_sim::world::WorldOptions;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
 
@@ -15,9 +16,9 @@ fn log_with<'a>(entries: &'a [Value], message: &str) -> Vec<&'a Value> {
     entries.iter().filter(|e| e["message"] == message).collect()
 }
 
-#[tokio::test]
-async fn inflate_gets_capacity_launched_registered_initialized_and_runs() {
-    let mut w = getting_started().await.unwrap();
+on_both! {
+async fn inflate_gets_capacity_launched_registered_initialized_and_runs(on) {
+    let mut w = getting_started_on(on, WorldOptions::default()).await;
     w.apply(&inflate(5)).await.unwrap();
     let ok = w
         .run_until(SignedDuration::from_mins(5), |c| all_running(c, 5))
@@ -185,6 +186,7 @@ async fn inflate_gets_capacity_launched_registered_initialized_and_runs() {
         "{:?}",
         violations(&w).await
     );
+}
 }
 
 #[tokio::test]

@@ -21,8 +21,13 @@ spec:
   selector: {matchLabels: {app: inflate}}
 ";
 
-pub(crate) async fn running_cluster() -> (World, String) {
-    let mut w = getting_started_with(coarse()).await.unwrap();
+pub(crate) async fn running_cluster() -> (TestWorld, String) {
+    running_cluster_on(On::InProcess).await
+}
+
+/// [`running_cluster`] on `on`.
+async fn running_cluster_on(on: On) -> (TestWorld, String) {
+    let mut w = getting_started_on(on, coarse()).await;
     w.apply(&inflate(5)).await.unwrap();
     w.apply(PDB).await.unwrap();
     assert!(
@@ -78,9 +83,9 @@ async fn until_gone(w: &mut World, name: &str, max: SignedDuration) -> bool {
     false
 }
 
-#[tokio::test]
-async fn a_deleted_nodeclaim_is_drained_respecting_its_pdb_then_terminated() {
-    let (mut w, name) = running_cluster().await;
+on_both! {
+async fn a_deleted_nodeclaim_is_drained_respecting_its_pdb_then_terminated(on) {
+    let (mut w, name) = running_cluster_on(on).await;
     let instance = w.cloud.instances()[0].info.id.clone();
     let node = claims(&w.client).await[0]
         .status
@@ -140,6 +145,7 @@ async fn a_deleted_nodeclaim_is_drained_respecting_its_pdb_then_terminated() {
         "{:?}",
         violations(&w).await
     );
+}
 }
 
 #[tokio::test]

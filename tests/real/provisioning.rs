@@ -56,10 +56,10 @@ async fn provision(
         },
     )
     .await;
-    let mut bridge = KubeletBridge::default();
+    let mut bridge = KubeletBridge::new(cp).await;
     loop {
         let last = prov.sweep().await;
-        for n in bridge.step(cp, &shared.cloud).await {
+        for n in bridge.step(&shared.cloud).await {
             eprintln!(
                 "[real] {:.1}s: the kubelet registered Node {n}",
                 started.elapsed().as_secs_f64()

@@ -56,10 +56,10 @@ fn of<'a>(calls: &'a [Call], resource: &str, operation: &str) -> Vec<&'a Call> {
 async fn provision_from_hints(cp: &ControlPlane, shared: &Shared, prov: &mut Provisioner) {
     let admin = cp.admin().await;
     let started = Instant::now();
-    let mut bridge = KubeletBridge::default();
+    let mut bridge = KubeletBridge::new(cp).await;
     loop {
         let last = prov.deliver().await;
-        bridge.step(cp, &shared.cloud).await;
+        bridge.step(&shared.cloud).await;
         let pods = inflate_pods(&admin).await;
         let cs = claims(&admin).await;
         let initialized = cs.len() == 1 && condition(&cs[0], "Initialized") == Some("True");

@@ -1,4 +1,6 @@
-//! The getting-started cluster in a simulated world, and typed reads of its state.
+//! The getting-started cluster in a simulated world, and typed reads of its state. A world runs
+//! on the in-process API server or on a real control plane ([`On`]): the end-to-end suite's
+//! matrix.
 
 use std::path::PathBuf;
 
@@ -8,6 +10,8 @@ use kerf_sim::world::{World, WorldError, WorldOptions};
 use kube::Client;
 use kube::api::{Api, ListParams};
 
+use crate::real::cluster::ControlPlane;
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -16,6 +20,73 @@ pub fn repo() -> PathBuf {
 /// A file of the repository, read.
 pub fn read(rel: &str) -> String {
     std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// Which API server a test's world runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum On {
+    /// Kerf's in-process server and simulated components, in simulated time.
+    InProcess,
+    /// A real control plane of its own (`scripts/cluster.sh up`, stopped when the test ends),
+    /// in wall-clock time.
+    Real,
+}
+
+/// A world and, on a real control plane, the guard that stops it once the world is gone.
+#[derive(Debug)]
+pub struct TestWorld {
+    world: World,
+    plane: Option<ControlPlane>,
+}
+
+impl std::ops::Deref for TestWorld {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.world
+    }
+}
+
+impl std::ops::DerefMut for TestWorld {
+    fn deref_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+}
+
+impl TestWorld {
+    /// The world of an in-process run (a real control plane's world cannot outlive the
+    /// guard that stops it).
+    pub fn into_world(self) -> World {
+        assert!(
+            self.plane.is_none(),
+            "a world on a real control plane stays in its TestWorld"
+        );
+        self.world
+    }
+}
+
+/// A world with `options` on `on`.
+pub async fn start_on(on: On, mut options: WorldOptions) -> TestWorld {
+    let plane = match on {
+        On::InProcess => None,
+        On::Real => {
+            let cp = ControlPlane::up("e2e").await;
+            options.cluster = Some(cp.admin_kubeconfig());
+            Some(cp)
+        }
+    };
+    let world = World::start(options)
+        .await
+        .unwrap_or_else(|e| panic!("world on {on:?}: {e}"));
+    TestWorld { world, plane }
+}
+
+/// [`getting_started_with`] on `on`.
+pub async fn getting_started_on(on: On, options: WorldOptions) -> TestWorld {
+    let w = start_on(on, options).await;
+    w.apply(&read("examples/getting-started/nodepool.yaml"))
+        .await
+        .unwrap_or_else(|e| panic!("the getting-started NodePool on {on:?}: {e}"));
+    w
 }
 
 /// A world with the getting-started NodePool and EC2NodeClass applied.
