@@ -51,7 +51,7 @@ pub mod world;
 pub mod write;
 
 pub use error::ApiError;
-pub use state::{Fault, RequestRecord, SimOptions};
+pub use state::{Exchange, Fault, RequestRecord, SimOptions};
 
 use registry::Registry;
 use serde_json::Value;
@@ -262,6 +262,14 @@ impl Sim {
     /// Every request served so far.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.state.log.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// Keeps the bodies of every later request and reply in [`RequestRecord::exchange`] (for
+    /// a replay against another server), or stops keeping them.
+    pub fn record_bodies(&self, on: bool) {
+        self.state
+            .record_bodies
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Makes every later request wait `d` (wall clock) before it is served, as a remote API

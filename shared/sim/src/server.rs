@@ -10,7 +10,7 @@ use crate::patch::PatchKind;
 use crate::query::Query;
 use crate::registry::ResourceInfo;
 use crate::route::{self, Route};
-use crate::state::{RequestRecord, State};
+use crate::state::{Exchange, RequestRecord, State};
 use crate::write::{self, Ownership};
 use crate::{eviction, read, watch};
 use axum::body::Body;
@@ -88,12 +88,22 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
         user_agent,
         force: query.force,
     };
+    let keep = state
+        .record_bodies
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let mut sent = bytes::Bytes::new();
     let injected = state
         .take_fault(method.as_str(), &path)
         .or_else(|| state.take_flaky(method.as_str(), &path, auth.as_deref()));
     let result = match injected {
         Some(e) => Err(e),
-        None => match axum::body::to_bytes(req.into_body(), 64 << 20).await {
+        None => match axum::body::to_bytes(req.into_body(), 64 << 20)
+            .await
+            .inspect(|body| {
+                if keep {
+                    sent = body.clone();
+                }
+            }) {
             Ok(body) => match admitted(&state, &path, &method, &ct, &body).await {
                 Ok(Some((m, mct, b))) => {
                     let r = Req {
@@ -124,9 +134,16 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
             Err(e) => Err(ApiError::bad_request(format!("reading body: {e}"))),
         },
     };
+    let mut replied = bytes::Bytes::new();
+    let mut json = |code: u16, b: Vec<u8>| {
+        if keep {
+            replied = bytes::Bytes::from(b.clone());
+        }
+        json_response(code, b)
+    };
     let response = match result {
-        Ok(Reply::Json(code, v)) => json_response(code, v.to_string().into_bytes()),
-        Ok(Reply::Raw(code, b)) => json_response(code, b),
+        Ok(Reply::Json(code, v)) => json(code, v.to_string().into_bytes()),
+        Ok(Reply::Raw(code, b)) => json(code, b),
         Ok(Reply::Proto(b)) => {
             let mut r = Response::new(Body::from(b));
             r.headers_mut().insert(
@@ -143,14 +160,28 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
             );
             r
         }
-        Err(e) => error_response(&e),
+        Err(e) => {
+            if keep {
+                replied = bytes::Bytes::from(e.body.to_string());
+            }
+            error_response(&e)
+        }
     };
     let status = response.status().as_u16();
+    let exchange = keep.then(|| {
+        Box::new(Exchange {
+            content_type: ct,
+            accept,
+            body: sent,
+            response: replied,
+        })
+    });
     state.record(RequestRecord {
         method: method.to_string(),
         uri,
         authorization: auth,
         status,
+        exchange,
     });
     response
 }

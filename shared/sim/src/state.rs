@@ -45,6 +45,20 @@ pub struct RequestRecord {
     pub authorization: Option<String>,
     /// HTTP status of the reply.
     pub status: u16,
+    /// The bodies, when the server records them ([`State::record_bodies`]).
+    pub exchange: Option<Box<Exchange>>,
+}
+
+/// A request's and its reply's bodies, for a replay against another server.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// The request's `Content-Type`.
+    pub content_type: String,
+    /// The request's `Accept`.
+    pub accept: String,
+    pub body: bytes::Bytes,
+    /// The reply's JSON body (empty for a stream or protobuf).
+    pub response: bytes::Bytes,
 }
 
 /// An injected failure: the next `times` requests whose method and path match get `error`.
@@ -80,6 +94,8 @@ pub struct State {
     /// Wall-clock time every request waits before it is served, in microseconds (a remote
     /// API server's round trip; zero by default).
     pub latency_us: std::sync::atomic::AtomicU64,
+    /// Whether [`RequestRecord::exchange`] is kept (off by default: bodies cost memory).
+    pub record_bodies: std::sync::atomic::AtomicBool,
 }
 
 impl State {
@@ -98,6 +114,7 @@ impl State {
             flaky: Mutex::new(None),
             hooks,
             latency_us: Default::default(),
+            record_bodies: Default::default(),
         }
     }
 

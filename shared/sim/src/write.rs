@@ -68,8 +68,33 @@ fn set_type_meta(res: &ResourceInfo, obj: &mut Value) {
     obj["kind"] = json!(res.kind);
 }
 
-/// Applies schema defaults and validates custom resources; 422 on failure.
+/// What kube-apiserver sets on every Namespace: the `kubernetes.io/metadata.name` label
+/// (selectors such as a pod affinity's `namespaceSelector` match it), the `kubernetes`
+/// finalizer and phase `Active` (until the namespace is being deleted).
+fn namespace_defaults(obj: &mut Value) {
+    let name = meta_str(obj, "name").to_string();
+    obj["metadata"]["labels"][kerf_labels::NAMESPACE_NAME] = json!(name);
+    if obj["spec"]["finalizers"].is_null() {
+        obj["spec"]["finalizers"] = json!(["kubernetes"]);
+    }
+    if obj["status"]["phase"].is_null() {
+        obj["status"]["phase"] = json!("Active");
+    }
+}
+
+/// Applies the built-in kinds' defaults, and schema defaults with validation for custom
+/// resources; 422 on failure.
 fn admit(res: &ResourceInfo, obj: &mut Value, old: Option<&Value>) -> Result<(), ApiError> {
+    if res.group.is_empty() && res.plural == "namespaces" {
+        namespace_defaults(obj);
+    }
+    // An empty list of finalizers is stored as none, as kube-apiserver's encoding omits it.
+    if obj["metadata"]["finalizers"]
+        .as_array()
+        .is_some_and(Vec::is_empty)
+    {
+        meta_remove(obj, "finalizers");
+    }
     let Some(s) = &res.schema else { return Ok(()) };
     schema::default_and_prune(s, obj);
     let causes = schema::validate(s, obj, old);

@@ -2,7 +2,8 @@
 //! server (so admission webhooks see the CREATE, as with a real kubelet), with the
 //! instance type's labels and resources, the labels and taints of the launch and
 //! `karpenter.sh/unregistered:NoExecute`; turns Ready after a delay; lets a DaemonSet agent
-//! remove the startup taints a while later; runs the pods bound to it; reports NotReady
+//! remove the startup taints a while later; runs the pods bound to it and stops those being
+//! deleted (the deletion is confirmed at its next step); reports NotReady
 //! once its instance is gone. Pods bound to a Node that no longer exists are deleted (the
 //! pod garbage collector's job).
 
@@ -227,7 +228,8 @@ impl Kubelet {
         Ok(())
     }
 
-    /// Starts pods bound to Ready nodes; deletes pods bound to Nodes that are gone.
+    /// Starts pods bound to Ready nodes; deletes pods bound to Nodes that are gone; confirms
+    /// the deletion of Terminating pods (their containers stop at once).
     async fn run_pods(
         &self,
         nodes: &[Node],
@@ -252,6 +254,13 @@ impl Kubelet {
             let ns = p.metadata.namespace.clone().unwrap_or_default();
             let name = p.metadata.name.clone().unwrap_or_default();
             let api: Api<Pod> = Api::namespaced(self.client.clone(), &ns);
+            if p.metadata.deletion_timestamp.is_some() {
+                // Its containers stopped: the kubelet confirms the deletion.
+                let _ = api
+                    .delete(&name, &DeleteParams::default().grace_period(0))
+                    .await;
+                continue;
+            }
             let Some(n) = by_name.get(node).copied() else {
                 if p.metadata.deletion_timestamp.is_none() {
                     let _ = api.delete(&name, &DeleteParams::default()).await;

@@ -130,6 +130,9 @@ async fn in_process(
     );
     let sim_opts = SimOptions {
         clock: SimClock(Arc::new(move || server_clock.now())),
+        // A bound pod deleted or evicted stays Terminating until its kubelet stops it, as on
+        // kube-apiserver.
+        graceful_pod_deletion: true,
         ..SimOptions::default()
     };
     let sim = Sim::builder()
