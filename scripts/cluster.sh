@@ -22,7 +22,9 @@
 # logs/<binary>.log); the admin kubeconfig (system:masters) is
 # target/cluster/run/NAME/kubeconfig.
 #
-# Environment: KERF_CLUSTER_TIMEOUT (seconds to wait for readiness, default 180),
+# Environment: KERF_CLUSTER_API_ONLY=1 (`up` starts etcd and kube-apiserver alone: no
+# controllers, scheduler or KWOK act on what a client writes, as with envtest),
+# KERF_CLUSTER_TIMEOUT (seconds to wait for readiness, default 180),
 # KUBECTL (kubectl for `check`; default target/cluster/bin/kubectl, then
 # .venv/bin/kubectl, then kubectl on PATH).
 set -euo pipefail
@@ -478,6 +480,11 @@ cmd_up() {
         --service-account-signing-key-file "$pki/sa.key" \
         --cert-dir "$RUN/apiserver-certs"
     wait_for "kube-apiserver /readyz" kube-apiserver api /readyz
+    if [[ ${KERF_CLUSTER_API_ONLY:-} == 1 ]]; then
+        wait_for "namespace default" kube-apiserver api /api/v1/namespaces/default
+        up_done "$t0" "(etcd and kube-apiserver only)"
+        return 0
+    fi
 
     start kube-controller-manager \
         --kubeconfig "$RUN/controller-manager.kubeconfig" \
@@ -521,11 +528,15 @@ cmd_up() {
     wait_for "service account kube-system/default" kube-controller-manager api /api/v1/namespaces/kube-system/serviceaccounts/default
     wait_for "kwok" kwok grep -q 'Watch nodes' "$RUN/logs/kwok.log"
     wait_for "kube-apiserver /readyz" kube-apiserver api /readyz
+    up_done "$t0" ""
+}
 
+# up_done T0 NOTE: records the start-up time and prints the admin kubeconfig's path.
+up_done() {
     local took
-    took=$(elapsed "$t0")
+    took=$(elapsed "$1")
     echo "$took" >"$RUN/startup-seconds"
-    log "control plane $NAME ready in ${took}s (API https://127.0.0.1:$API_PORT)"
+    log "control plane $NAME ready in ${took}s (API https://127.0.0.1:$API_PORT)${2:+ $2}"
     echo "$RUN/kubeconfig"
 }
 

@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
+mod conformance;
+mod conformance_known;
 mod crds;
 mod observe;
 mod provisioning;

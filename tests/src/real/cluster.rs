@@ -46,6 +46,16 @@ fn run_script(args: &[&str]) -> String {
 impl ControlPlane {
     /// Starts control plane `real-<pid>-<tag>` and waits until it is ready.
     pub async fn up(tag: &str) -> ControlPlane {
+        Self::start(tag, false).await
+    }
+
+    /// Starts etcd and kube-apiserver alone as `real-<pid>-<tag>` (no controller, scheduler
+    /// or KWOK acts on what is written: a replay's requests are the only writes).
+    pub async fn api_only(tag: &str) -> ControlPlane {
+        Self::start(tag, true).await
+    }
+
+    async fn start(tag: &str, api_only: bool) -> ControlPlane {
         let name = format!("real-{}-{tag}", std::process::id());
         let run_dir = repo().join("target/cluster/run").join(&name);
         // The guard exists before the start, so a failed start is cleaned up too.
@@ -56,6 +66,7 @@ impl ControlPlane {
             let up = Command::new("bash")
                 .arg(script())
                 .args(["up", &name])
+                .env("KERF_CLUSTER_API_ONLY", if api_only { "1" } else { "0" })
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())

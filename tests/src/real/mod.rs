@@ -8,11 +8,13 @@
 
 pub mod api;
 pub mod cluster;
+pub mod conformance;
 pub mod functions;
 pub mod invalid;
 pub mod invalid_classes;
 pub mod kubelet;
 pub mod rbac;
+pub mod replay;
 pub mod webhook;
 
 use std::future::Future;
