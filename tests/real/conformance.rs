@@ -26,15 +26,13 @@ use serde_json::json;
 
 use crate::setup::install_crds;
 
-/// A budget that never blocks: each eviction is made once. (A blocking budget makes a drain
-/// retry its evictions every pass; kube-apiserver without kube-controller-manager leaves
-/// those unanswered, so their replay says nothing about the servers. Budgets that block are
-/// exercised on the whole control plane by the end-to-end matrix.)
+/// A budget that lets one pod go at a time: a drain's evictions are refused (429) and retried
+/// until the evicted pods run again elsewhere.
 const PDB: &str = "apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata: {name: inflate, namespace: default}
 spec:
-  maxUnavailable: 5
+  maxUnavailable: 1
   selector: {matchLabels: {app: inflate}}
 ";
 

@@ -183,8 +183,10 @@ impl Drop for ControlPlane {
 /// A client from a kubeconfig file (its current context).
 pub async fn client_from(path: &Path) -> Client {
     let kc = Kubeconfig::read_from(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
         .await
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // No client-side retries, as Kerf's functions run: every answer is seen as sent.
+    config.default_retry = false;
     Client::try_from(config).unwrap_or_else(|e| panic!("client for {}: {e}", path.display()))
 }

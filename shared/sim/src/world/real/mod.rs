@@ -53,9 +53,14 @@ impl RealCluster {
     /// Reads the kubeconfig (its current context) and checks that the API server answers.
     pub async fn connect(path: &Path) -> Result<RealCluster, WorldError> {
         let kc = Kubeconfig::read_from(path).map_err(|e| kubeconfig_error(path, e))?;
-        let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
             .await
             .map_err(|e| kubeconfig_error(path, e))?;
+        // As the functions' clients in Lambda: no client-side retries, so a 429 (an eviction a
+        // PodDisruptionBudget refuses) comes back at once instead of being retried for minutes.
+        config.default_retry = false;
+        config.connect_timeout = Some(std::time::Duration::from_secs(10));
+        config.read_timeout = Some(std::time::Duration::from_secs(60));
         let admin = Client::try_from(config.clone()).map_err(|e| kubeconfig_error(path, e))?;
         admin.apiserver_version().await.map_err(|e| {
             WorldError::Cluster(format!(
