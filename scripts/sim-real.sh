@@ -27,7 +27,7 @@ wall() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 result() { grep -m1 -E '^[^ ]+: simulated |^error: ' "$1" || echo "no summary"; }
 
 failed=0
-printf '| scenario | simulated | in-process | real control plane | same decisions |\n|---|---|---|---|---|\n'
+printf '| scenario | simulated | in-process | real control plane | same decisions | cost in-process / real |\n|---|---|---|---|---|---|\n'
 for f in "$@"; do
     name=$(basename "$f" .yaml)
     t0=$(date +%s.%N)
@@ -39,10 +39,13 @@ for f in "$@"; do
     if "$KERF" sim "$f" --cluster "$kc" >"$OUT/$name.real.log" 2>&1; then b=$(wall "$t0"); else b="failed"; failed=1; fi
     bash scripts/cluster.sh down "$cp_name" >/dev/null 2>&1 || true
     sim=$(result "$OUT/$name.in-process.log" | sed -n 's/.*simulated \([^ ]*\) in.*/\1/p')
-    # The same decisions: the same NodeClaims launched, disruptions, interruptions and cost.
-    facts() { result "$1" | sed 's/simulated [^;]*;//; s/now [0-9]* nodes, //'; }
+    # The same decisions: as many pods placed, NodeClaims launched, disruptions and
+    # interruptions, and the same nodes at the end (cost differs with the real timings).
+    facts() { result "$1" | sed -n 's/.*; \([0-9]* pods placed.*interruptions\);.*\(now [0-9]* nodes, [^ ]*\)$/\1, \2/p'; }
+    cost() { result "$1" | sed -n 's/.*cost \(\$[0-9.]*\).*/\1/p'; }
     same=no
-    [[ $(facts "$OUT/$name.in-process.log") == "$(facts "$OUT/$name.real.log")" ]] && same=yes
-    printf '| %s | %s | %s s | %s s | %s |\n' "$name" "${sim:-?}" "$a" "$b" "$same"
+    [[ -n $(facts "$OUT/$name.real.log") && $(facts "$OUT/$name.in-process.log") == "$(facts "$OUT/$name.real.log")" ]] && same=yes
+    printf '| %s | %s | %s s | %s s | %s | %s / %s |\n' "$name" "${sim:-?}" "$a" "$b" "$same" \
+        "$(cost "$OUT/$name.in-process.log")" "$(cost "$OUT/$name.real.log")"
 done
 exit "$failed"
