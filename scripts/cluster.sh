@@ -154,10 +154,6 @@ gen_pki() {
         'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1'
     sign_cert "$pki" apiserver "/CN=kube-apiserver" \
         "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:$SERVICE_IP"
-    # A serving certificate for webhooks a test serves on 127.0.0.1 (the API server
-    # trusts it through the caBundle the test puts in the webhook configurations).
-    sign_cert "$pki" webhook "/CN=kerf-webhook" \
-        'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1'
     client_cert "$pki" apiserver-etcd-client kube-apiserver-etcd-client
     client_cert "$pki" apiserver-kubelet-client kube-apiserver-kubelet-client system:masters
     client_cert "$pki" admin kubernetes-admin system:masters

@@ -92,8 +92,7 @@ async fn the_real_api_server_calls_kerfs_webhook_and_its_hints_provision() {
     let timers = shared.queue();
     let hook_ctx = shared.ctx(&function(&cp, "webhook").await, CLUSTER);
     let secret = "s3cr3t-path-segment";
-    let server =
-        WebhookServer::start(&cp, hook_ctx, prov.queue.clone(), timers.clone(), secret).await;
+    let server = WebhookServer::start(hook_ctx, prov.queue.clone(), timers.clone(), secret).await;
     let mut configs = yaml::documents(&server.rendered(CLUSTER));
     assert_eq!(configs.len(), 2, "{configs:#?}");
     server.trust(&mut configs);

@@ -19,12 +19,16 @@ use super::super::wiring::{apply, http_event};
 use super::super::{SimCtx, SimQueue, WorldError};
 use crate::tls;
 
+/// Told every review the handler answered (HTTP 200): the request body and the answer.
+pub type Observer = Arc<dyn Fn(&Value, &Value) + Send + Sync>;
+
 /// What the handler needs, shared by every request.
 struct Handler {
     ctx: Arc<SimCtx>,
     queue: SimQueue,
     timers: SimQueue,
     secret: String,
+    observer: Option<Observer>,
 }
 
 /// The running server; dropping it stops it.
@@ -61,6 +65,12 @@ async fn answer(h: Arc<Handler>, uri: Uri, body: Bytes) -> Response {
     );
     let r = kerf_control::handlers::webhook::handle(&h.ctx, &h.queue, &h.timers, &h.secret, &event)
         .await;
+    if let Some(observe) = &h.observer
+        && r.status == 200
+        && let Ok(review) = serde_json::from_slice::<Value>(&body)
+    {
+        observe(&review, &r.body);
+    }
     let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (
         status,
@@ -79,6 +89,17 @@ impl WebhookServer {
         timers: SimQueue,
         secret: &str,
     ) -> Result<WebhookServer, WorldError> {
+        Self::observed(ctx, queue, timers, secret, None).await
+    }
+
+    /// [`WebhookServer::start`], telling `observer` every review answered.
+    pub async fn observed(
+        ctx: Arc<SimCtx>,
+        queue: SimQueue,
+        timers: SimQueue,
+        secret: &str,
+        observer: Option<Observer>,
+    ) -> Result<WebhookServer, WorldError> {
         let material = tls::generate()?;
         let tcp = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
@@ -92,6 +113,7 @@ impl WebhookServer {
             queue,
             timers,
             secret: secret.to_string(),
+            observer,
         });
         let app = axum::Router::new().fallback(move |uri: Uri, body: Bytes| {
             let h = handler.clone();
