@@ -187,9 +187,11 @@ async fn both_servers_answer_kerfs_and_kubectls_requests_alike_or_as_written_dow
     let steps = record().await;
     assert!(steps.len() > 200, "only {} requests recorded", steps.len());
 
-    // The in-process server as the simulated world runs it: bound pods deleted gracefully.
+    // The in-process server as the simulated world runs it: bound pods deleted gracefully,
+    // evictions going by the budgets' status its disruption controller keeps.
     let options = kerf_sim::SimOptions {
         graceful_pod_deletion: true,
+        disruption_controller: true,
         ..kerf_sim::SimOptions::default()
     };
     let fresh = kerf_sim::Sim::builder()

@@ -161,18 +161,4 @@ pub const KNOWN: &[Known] = &[
 
 /// Differences found and not explained yet (the conformance issue stays open on them): they
 /// are printed on every run, and the test fails on any difference in neither list.
-pub const OPEN: &[Known] = &[
-    Known {
-        class: "pods",
-        difference: "",
-        why: "after the evictions of a drain, kube-apiserver has removed the evicted pods when \
-              the kubelet confirms their deletion (404 there), where the in-process server \
-              keeps them Terminating until then (200 here), and lists differ while they are",
-    },
-    Known {
-        class: "poddisruptionbudgets/{name}?fieldManager",
-        difference: "field .status",
-        why: "kube-apiserver's reply to a server-side apply of a budget carries the status \
-              the replayed controller wrote; the in-process server's does not",
-    },
-];
+pub const OPEN: &[Known] = &[];

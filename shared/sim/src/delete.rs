@@ -7,6 +7,7 @@ use crate::registry::ResourceInfo;
 use crate::store::{Key, Store};
 use crate::write::obj_key;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// Options of a DELETE (the body of the request).
 #[derive(Debug, Default, Clone)]
@@ -49,10 +50,22 @@ pub fn delete(
     if !finalizers(&old).is_empty() || (is_pod && graceful_pods && pod_needs_grace(&old, opts)) {
         return Ok(mark_deleting(st, k, &old, is_pod, opts));
     }
-    let last = st.remove(&k).map(|v| (*v).clone()).unwrap_or_default();
     if is_pod {
-        return Ok(last);
+        // As kube-apiserver: a pod deleted with no grace period is first marked deleting
+        // (watchers see it), then removed; the reply is the marked pod.
+        let marked = if deleting(&old) {
+            old
+        } else {
+            let zero = DeleteOptions {
+                grace: Some(0),
+                ..opts.clone()
+            };
+            Arc::new(mark_deleting(st, k.clone(), &old, true, &zero))
+        };
+        st.remove(&k);
+        return Ok((*marked).clone());
     }
+    st.remove(&k);
     let mut details = json!({"name": name, "kind": res.plural, "uid": meta_str(&old, "uid")});
     if !res.group.is_empty() {
         details["group"] = json!(res.group);
@@ -87,12 +100,19 @@ fn check_preconditions(
     Ok(())
 }
 
+/// Whether deleting `pod` leaves it Terminating, as kube-apiserver decides: its grace period
+/// (the request's, else the pod's own, 30 s when unset) is zero for a pod that is not bound
+/// or has finished, and a zero grace period removes the pod at once.
 fn pod_needs_grace(pod: &Value, o: &DeleteOptions) -> bool {
     let bound = pod["spec"]["nodeName"]
         .as_str()
         .is_some_and(|n| !n.is_empty());
     let phase = pod["status"]["phase"].as_str().unwrap_or_default();
-    bound && !matches!(phase, "Succeeded" | "Failed") && o.grace != Some(0)
+    let grace = o
+        .grace
+        .or(pod["spec"]["terminationGracePeriodSeconds"].as_i64())
+        .unwrap_or(30);
+    bound && !matches!(phase, "Succeeded" | "Failed") && grace != 0
 }
 
 fn mark_deleting(st: &mut Store, k: Key, old: &Value, is_pod: bool, o: &DeleteOptions) -> Value {

@@ -1,8 +1,11 @@
 //! The `pods/eviction` subresource with PodDisruptionBudget enforcement, following
-//! `pkg/registry/core/pod/storage/eviction.go`. The sim has no disruption controller, so
-//! PDB status is computed here at each eviction unless the PDB carries the annotation
-//! [`PIN_STATUS`] (then its stored status is used as-is).
+//! `pkg/registry/core/pod/storage/eviction.go`. With a disruption controller keeping budgets'
+//! status (the simulated world runs one), an eviction goes by the stored status as
+//! kube-apiserver's does; without one, the status is computed at each eviction
+//! ([`crate::budget`]) unless the PDB carries the annotation [`PIN_STATUS`] (then its stored
+//! status is used as-is).
 
+use crate::budget;
 use crate::delete::{self, DeleteOptions};
 use crate::error::{ApiError, success_status};
 use crate::meta::{deleting, meta_str};
@@ -18,6 +21,15 @@ pub const PIN_STATUS: &str = "sim.kerf.dev/pin-status";
 const PDB_RES: &str = "policy/poddisruptionbudgets";
 const BLOCKED: &str = "Cannot evict pod as it would violate the pod's disruption budget.";
 
+/// How the server carries out evictions.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Evictions {
+    /// Leave bound, running pods Terminating ([`crate::state::SimOptions`]).
+    pub graceful: bool,
+    /// Go by the budgets' stored status (a disruption controller keeps it current).
+    pub stored_status: bool,
+}
+
 /// Handles `POST .../pods/{name}/eviction`; returns the 201 Status body.
 pub fn evict(
     st: &mut Store,
@@ -25,8 +37,9 @@ pub fn evict(
     ns: &str,
     name: &str,
     body: &Value,
-    graceful: bool,
+    how: Evictions,
 ) -> Result<Value, ApiError> {
+    let graceful = how.graceful;
     let body_name = meta_str(body, "name");
     if !body_name.is_empty() && body_name != name {
         return Err(ApiError::bad_request(format!(
@@ -52,7 +65,7 @@ pub fn evict(
         ));
     }
     if let Some(pdb) = pdbs.into_iter().next() {
-        check_budget(st, ns, &pod, &pdb)?;
+        check_budget(st, ns, &pod, &pdb, how.stored_status)?;
     }
     delete::delete(st, pods, ns, name, &opts, graceful)?;
     Ok(success_status(201, None))
@@ -75,52 +88,25 @@ fn is_ready(pod: &Value) -> bool {
         .any(|c| c["type"] == "Ready" && c["status"] == "True")
 }
 
-/// `int` or `"N%"` of `total`, rounding up like the disruption controller.
-fn scaled(v: &Value, total: i64) -> Option<i64> {
-    if let Some(i) = v.as_i64() {
-        return Some(i);
-    }
-    let pct: i64 = v.as_str()?.strip_suffix('%')?.parse().ok()?;
-    Some((pct * total + 99) / 100)
-}
+/// The workload kinds whose scale a budget counts, as the server stores them.
+const WORKLOADS: [&str; 3] = ["apps/deployments", "apps/replicasets", "apps/statefulsets"];
 
 /// The status the disruption controller would compute now.
 fn computed_status(st: &Store, ns: &str, pdb: &Value) -> Value {
-    let pods: Vec<Arc<Value>> = st
-        .range("/pods", Some(ns), None)
-        .map(|(_, p)| p.clone())
-        .collect();
-    pdb_status(pdb, pods.iter().map(|p| p.as_ref()))
-}
-
-/// A PodDisruptionBudget's status as kube-controller-manager's disruption controller computes
-/// it from the pods of its namespace: expected (non-terminal pods its selector matches),
-/// healthy (Ready and not being deleted), desired, and disruptions allowed; the rest of the
-/// status (`disruptedPods`) is kept.
-pub fn pdb_status<'a>(pdb: &Value, pods: impl Iterator<Item = &'a Value>) -> Value {
-    let sel = LabelSelector::from_object(&pdb["spec"]["selector"]);
-    let pods: Vec<&Value> = pods
-        .filter(|p| sel.as_ref().is_some_and(|s| s.matches(p)))
-        .filter(|p| !matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed")))
-        .collect();
-    let expected = pods.len() as i64;
-    let healthy = pods.iter().filter(|p| is_ready(p) && !deleting(p)).count() as i64;
-    let spec = &pdb["spec"];
-    let desired = match (
-        scaled(&spec["minAvailable"], expected),
-        scaled(&spec["maxUnavailable"], expected),
-    ) {
-        (Some(min), _) => min,
-        (None, Some(max)) => (expected - max).max(0),
-        (None, None) => 0,
-    };
-    let mut status = pdb["status"].clone();
-    status["observedGeneration"] = pdb["metadata"]["generation"].clone();
-    status["expectedPods"] = json!(expected);
-    status["currentHealthy"] = json!(healthy);
-    status["desiredHealthy"] = json!(desired);
-    status["disruptionsAllowed"] = json!((healthy - desired).max(0));
-    status
+    let in_ns = |res| st.range(res, Some(ns), None).map(|(_, v)| v.clone());
+    let pods: Vec<Arc<Value>> = in_ns("/pods").collect();
+    let workloads: Vec<Arc<Value>> = WORKLOADS.into_iter().flat_map(in_ns).collect();
+    let pods: Vec<&Value> = pods.iter().map(|p| p.as_ref()).collect();
+    let workloads: Vec<&Value> = workloads.iter().map(|w| w.as_ref()).collect();
+    let now = st.now().parse().unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    budget::status(
+        pdb,
+        budget::Inputs {
+            pods: &pods,
+            workloads: &workloads,
+            now,
+        },
+    )
 }
 
 fn blocked(message: String, retry_after: Option<u64>) -> ApiError {
@@ -133,10 +119,16 @@ fn blocked(message: String, retry_after: Option<u64>) -> ApiError {
     e
 }
 
-fn check_budget(st: &mut Store, ns: &str, pod: &Value, pdb: &Value) -> Result<(), ApiError> {
+fn check_budget(
+    st: &mut Store,
+    ns: &str,
+    pod: &Value,
+    pdb: &Value,
+    stored: bool,
+) -> Result<(), ApiError> {
     let pdb_name = meta_str(pdb, "name").to_string();
     let pinned = pdb["metadata"]["annotations"][PIN_STATUS] == "true";
-    let status = if pinned {
+    let status = if pinned || stored {
         pdb["status"].clone()
     } else {
         computed_status(st, ns, pdb)

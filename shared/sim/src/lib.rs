@@ -21,6 +21,7 @@
 pub mod admission;
 pub mod apply;
 pub mod binding;
+pub mod budget;
 pub mod cached;
 pub use kerf_schema::{cel, schema};
 pub mod delete;

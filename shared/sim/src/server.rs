@@ -371,14 +371,17 @@ fn object(
         Some("eviction")
             if t.info.group.is_empty() && t.info.plural == "pods" && method == Method::POST =>
         {
-            let graceful = state.options.graceful_pod_deletion;
+            let how = eviction::Evictions {
+                graceful: state.options.graceful_pod_deletion,
+                stored_status: state.options.disruption_controller,
+            };
             let v = eviction::evict(
                 &mut state.store(),
                 t.info,
                 t.ns,
                 t.name,
                 &parse_body(body)?,
-                graceful,
+                how,
             )?;
             return Ok(Reply::Json(201, v));
         }

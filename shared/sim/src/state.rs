@@ -12,6 +12,10 @@ pub struct SimOptions {
     /// Leave bound, running pods Terminating on delete/eviction (like a kubelet that
     /// has not finished yet) instead of removing them at once.
     pub graceful_pod_deletion: bool,
+    /// A disruption controller keeps PodDisruptionBudgets' status current (the simulated
+    /// world runs one): evictions go by the stored status, as kube-apiserver's do, instead of
+    /// computing it at each eviction.
+    pub disruption_controller: bool,
     /// How often a watch with `allowWatchBookmarks` gets a BOOKMARK.
     pub bookmark_interval: Duration,
     /// Upper bound on a watch's duration (the client's `timeoutSeconds` is honoured below it).
@@ -26,6 +30,7 @@ impl Default for SimOptions {
     fn default() -> Self {
         Self {
             graceful_pod_deletion: false,
+            disruption_controller: false,
             bookmark_interval: Duration::from_secs(1),
             max_watch: Duration::from_secs(300),
             history: 20_000,

@@ -95,6 +95,16 @@ fn admit(res: &ResourceInfo, obj: &mut Value, old: Option<&Value>) -> Result<(),
     {
         meta_remove(obj, "finalizers");
     }
+    // So is a budget's empty map of disrupted pods.
+    if res.plural == "poddisruptionbudgets"
+        && let Some(status) = obj["status"].as_object_mut()
+        && status
+            .get("disruptedPods")
+            .and_then(Value::as_object)
+            .is_some_and(|m| m.is_empty())
+    {
+        status.remove("disruptedPods");
+    }
     let Some(s) = &res.schema else { return Ok(()) };
     schema::default_and_prune(s, obj);
     let causes = schema::validate(s, obj, old);
@@ -114,6 +124,13 @@ fn reset_status_on_create(res: &ResourceInfo, obj: &mut Value) {
     match (res.group.as_str(), res.plural.as_str(), m) {
         ("", "pods", Some(m)) => {
             m.insert("status".into(), json!({"phase": "Pending"}));
+        }
+        // As kube-apiserver: a new budget's status is the zero status (its counts are not
+        // optional), so it allows no disruption until the controller computes it.
+        ("policy", "poddisruptionbudgets", Some(m)) => {
+            let zero = json!({"disruptionsAllowed": 0, "currentHealthy": 0,
+                "desiredHealthy": 0, "expectedPods": 0});
+            m.insert("status".into(), zero);
         }
         ("", "nodes" | "namespaces" | "events" | "configmaps", _) => {}
         (_, _, Some(m)) if res.status_subresource => {

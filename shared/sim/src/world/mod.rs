@@ -277,7 +277,7 @@ impl World {
         r.kubelet = match &mut self.server {
             Server::InProcess(p) => {
                 let k = p.kubelet.step().await?;
-                pdb::step(&self.client, &p.sim.cached()).await?;
+                pdb::step(&self.client, &p.sim.cached(), self.clock.now()).await?;
                 k
             }
             Server::Real(c) => {

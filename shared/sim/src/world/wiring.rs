@@ -133,6 +133,8 @@ async fn in_process(
         // A bound pod deleted or evicted stays Terminating until its kubelet stops it, as on
         // kube-apiserver.
         graceful_pod_deletion: true,
+        // The world runs the disruption controller (world/pdb.rs).
+        disruption_controller: true,
         ..SimOptions::default()
     };
     let sim = Sim::builder()
