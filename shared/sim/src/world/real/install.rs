@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use kerf_api::v1::NodePool;
+use kerf_api::v1::{EC2NodeClass, NodeClaim, NodePool};
 use kube::Client;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
@@ -145,12 +145,19 @@ pub async fn install(admin: &Client) -> Result<(), WorldError> {
     Ok(())
 }
 
-/// Waits until a list of NodePools answers (the CRDs are Established and served).
+/// Waits until a list of each of Kerf's kinds answers (the CRDs are Established and their
+/// storage is ready: until then kube-apiserver answers 429 "storage is (re)initializing").
 async fn served(admin: &Client) -> Result<(), WorldError> {
-    let api: Api<NodePool> = Api::all(admin.clone());
     let start = Instant::now();
     loop {
-        match api.list(&ListParams::default().limit(1)).await {
+        let lp = ListParams::default().limit(1);
+        let (pools, claims, classes) = (
+            Api::<NodePool>::all(admin.clone()),
+            Api::<NodeClaim>::all(admin.clone()),
+            Api::<EC2NodeClass>::all(admin.clone()),
+        );
+        let lists = tokio::try_join!(pools.list(&lp), claims.list(&lp), classes.list(&lp));
+        match lists {
             Ok(_) => return Ok(()),
             Err(e) if start.elapsed() >= SERVED_WITHIN => {
                 return Err(WorldError::Cluster(format!(

@@ -56,12 +56,15 @@ impl RealCluster {
         let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
             .await
             .map_err(|e| kubeconfig_error(path, e))?;
+        config.connect_timeout = Some(std::time::Duration::from_secs(10));
+        config.read_timeout = Some(std::time::Duration::from_secs(60));
+        // The user's side (applying a scenario's manifests, reading what happened) retries a
+        // 429 or 503 after the server's Retry-After, as kubectl does.
+        config.default_retry = true;
+        let admin = Client::try_from(config.clone()).map_err(|e| kubeconfig_error(path, e))?;
         // As the functions' clients in Lambda: no client-side retries, so a 429 (an eviction a
         // PodDisruptionBudget refuses) comes back at once instead of being retried for minutes.
         config.default_retry = false;
-        config.connect_timeout = Some(std::time::Duration::from_secs(10));
-        config.read_timeout = Some(std::time::Duration::from_secs(60));
-        let admin = Client::try_from(config.clone()).map_err(|e| kubeconfig_error(path, e))?;
         admin.apiserver_version().await.map_err(|e| {
             WorldError::Cluster(format!(
                 "{}: the API server at {} does not answer: {e}",
