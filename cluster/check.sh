@@ -48,9 +48,8 @@ apiVersion: v1
 kind: Node
 metadata:
   name: $NODE
-  annotations:
-    kwok.x-k8s.io/node: fake
   labels:
+    kerf.dev/kubelet: kwok
     type: kwok
     kubernetes.io/hostname: $NODE
     kubernetes.io/os: linux

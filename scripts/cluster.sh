@@ -39,7 +39,7 @@ TIMEOUT="${KERF_CLUSTER_TIMEOUT:-180}"
 SERVICE_CIDR=10.96.0.0/16
 SERVICE_IP=10.96.0.1
 POD_CIDR=10.244.0.0/16
-KWOK_ANNOTATION='kwok.x-k8s.io/node=fake'
+KWOK_LABEL='kerf.dev/kubelet=kwok'
 
 log() { printf '[cluster] %s\n' "$*" >&2; }
 die() { printf '[cluster] error: %s\n' "$*" >&2; exit 1; }
@@ -512,7 +512,7 @@ cmd_up() {
         --kubeconfig "$RUN/kwok.kubeconfig" \
         --config "$RUN/kwok/stages.yaml" \
         --manage-all-nodes=false \
-        --manage-nodes-with-annotation-selector "$KWOK_ANNOTATION" \
+        --manage-nodes-with-label-selector "$KWOK_LABEL" \
         --node-lease-duration-seconds 40 \
         --cidr "$POD_CIDR"
 
