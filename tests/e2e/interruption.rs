@@ -36,7 +36,7 @@ pub(crate) async fn spot_cluster() -> TestWorld {
 }
 
 /// [`spot_cluster`] on `on`.
-async fn spot_cluster_on(on: On) -> TestWorld {
+pub(crate) async fn spot_cluster_on(on: On) -> TestWorld {
     spot_cluster_of(on, &read("examples/getting-started/nodepool.yaml")).await
 }
 

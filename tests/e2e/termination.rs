@@ -26,7 +26,7 @@ pub(crate) async fn running_cluster() -> (TestWorld, String) {
 }
 
 /// [`running_cluster`] on `on`.
-async fn running_cluster_on(on: On) -> (TestWorld, String) {
+pub(crate) async fn running_cluster_on(on: On) -> (TestWorld, String) {
     let mut w = getting_started_on(on, coarse()).await;
     w.apply(&inflate(5)).await.unwrap();
     w.apply(PDB).await.unwrap();

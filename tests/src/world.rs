@@ -52,6 +52,13 @@ impl std::ops::DerefMut for TestWorld {
     }
 }
 
+impl From<World> for TestWorld {
+    /// A world on the in-process server.
+    fn from(world: World) -> Self {
+        TestWorld { world, plane: None }
+    }
+}
+
 impl TestWorld {
     /// The world of an in-process run (a real control plane's world cannot outlive the
     /// guard that stops it).
@@ -69,7 +76,10 @@ pub async fn start_on(on: On, mut options: WorldOptions) -> TestWorld {
     let plane = match on {
         On::InProcess => None,
         On::Real => {
-            let cp = ControlPlane::up("e2e").await;
+            // Worlds of one test may run side by side: each control plane is named apart.
+            static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let cp = ControlPlane::up(&format!("e2e{n}")).await;
             options.cluster = Some(cp.admin_kubeconfig());
             Some(cp)
         }

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, Pod, Taint};
@@ -22,11 +22,13 @@ use kerf_control::ports::{
     Launched, LeaseOutcome, LeaseRequest, Snapshot, Target, Unhealthy,
 };
 
-/// Counts calls and trips after `limit` of them; clones share the count.
+/// Counts calls and trips after `limit` of them; clones share the count and the names of
+/// the calls let through.
 #[derive(Clone, Debug)]
 pub struct CrashSwitch {
     calls: Arc<AtomicUsize>,
     limit: usize,
+    names: Arc<Mutex<Vec<&'static str>>>,
 }
 
 impl CrashSwitch {
@@ -35,6 +37,7 @@ impl CrashSwitch {
         CrashSwitch {
             calls: Arc::default(),
             limit,
+            names: Arc::default(),
         }
     }
 
@@ -48,14 +51,55 @@ impl CrashSwitch {
         self.calls.load(Ordering::SeqCst) > self.limit
     }
 
-    fn enter(&self) -> bool {
-        self.calls.fetch_add(1, Ordering::SeqCst) < self.limit
+    /// The calls let through, in order, by the port method's name.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.names.lock().map(|n| n.clone()).unwrap_or_default()
     }
 
-    async fn run<T, E, F: Future<Output = Result<T, E>>>(&self, f: F, dead: E) -> Result<T, E> {
-        if self.enter() { f.await } else { Err(dead) }
+    /// The crash points after which a write (a call that changes the cluster or the cloud)
+    /// of each kind happened for the first time: 1-based call counts.
+    pub fn first_writes(&self) -> Vec<usize> {
+        let mut seen = std::collections::BTreeSet::new();
+        self.names()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, n)| !READS.contains(n) && seen.insert(*n))
+            .map(|(i, _)| i + 1)
+            .collect()
+    }
+
+    fn enter(&self, name: &'static str) -> bool {
+        let through = self.calls.fetch_add(1, Ordering::SeqCst) < self.limit;
+        if through && let Ok(mut n) = self.names.lock() {
+            n.push(name);
+        }
+        through
+    }
+
+    async fn run<T, E, F: Future<Output = Result<T, E>>>(
+        &self,
+        name: &'static str,
+        f: F,
+        dead: E,
+    ) -> Result<T, E> {
+        if self.enter(name) { f.await } else { Err(dead) }
     }
 }
+
+/// The port methods that only read.
+const READS: [&str; 11] = [
+    "snapshot",
+    "node_claims",
+    "node_claim",
+    "node",
+    "pods_on_node",
+    "unavailable_offerings",
+    "catalog",
+    "node_class_status",
+    "describe",
+    "list",
+    "unhealthy",
+];
 
 fn gone() -> ClusterError {
     ClusterError::Transient("crashed".into())
@@ -81,19 +125,27 @@ pub struct CrashCloud<K> {
 
 impl<C: Cluster> Cluster for CrashCluster<C> {
     async fn snapshot(&self) -> Result<Snapshot, ClusterError> {
-        self.switch.run(self.inner.snapshot(), gone()).await
+        self.switch
+            .run("snapshot", self.inner.snapshot(), gone())
+            .await
     }
     async fn node_claims(&self) -> Result<Vec<NodeClaim>, ClusterError> {
-        self.switch.run(self.inner.node_claims(), gone()).await
+        self.switch
+            .run("node_claims", self.inner.node_claims(), gone())
+            .await
     }
     async fn node_claim(&self, name: &str) -> Result<Option<NodeClaim>, ClusterError> {
-        self.switch.run(self.inner.node_claim(name), gone()).await
+        self.switch
+            .run("node_claim", self.inner.node_claim(name), gone())
+            .await
     }
     async fn node(&self, name: &str) -> Result<Option<Node>, ClusterError> {
-        self.switch.run(self.inner.node(name), gone()).await
+        self.switch.run("node", self.inner.node(name), gone()).await
     }
     async fn pods_on_node(&self, node: &str) -> Result<Vec<Pod>, ClusterError> {
-        self.switch.run(self.inner.pods_on_node(node), gone()).await
+        self.switch
+            .run("pods_on_node", self.inner.pods_on_node(node), gone())
+            .await
     }
     async fn delete_pod(
         &self,
@@ -103,7 +155,11 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         grace: Option<i64>,
     ) -> Result<Deleted, ClusterError> {
         self.switch
-            .run(self.inner.delete_pod(ns, name, uid, grace), gone())
+            .run(
+                "delete_pod",
+                self.inner.delete_pod(ns, name, uid, grace),
+                gone(),
+            )
             .await
     }
     async fn patch_node_class_status(
@@ -112,7 +168,11 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         s: &EC2NodeClassStatus,
     ) -> Result<EC2NodeClass, ClusterError> {
         self.switch
-            .run(self.inner.patch_node_class_status(name, s), gone())
+            .run(
+                "patch_node_class_status",
+                self.inner.patch_node_class_status(name, s),
+                gone(),
+            )
             .await
     }
     async fn patch_node_pool_status(
@@ -121,7 +181,11 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         s: &NodePoolStatus,
     ) -> Result<(), ClusterError> {
         self.switch
-            .run(self.inner.patch_node_pool_status(name, s), gone())
+            .run(
+                "patch_node_pool_status",
+                self.inner.patch_node_pool_status(name, s),
+                gone(),
+            )
             .await
     }
     async fn annotate_node_claim(
@@ -130,7 +194,11 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         a: &BTreeMap<String, String>,
     ) -> Result<NodeClaim, ClusterError> {
         self.switch
-            .run(self.inner.annotate_node_claim(name, a), gone())
+            .run(
+                "annotate_node_claim",
+                self.inner.annotate_node_claim(name, a),
+                gone(),
+            )
             .await
     }
     async fn label_node(
@@ -139,7 +207,7 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         l: &BTreeMap<String, String>,
     ) -> Result<Node, ClusterError> {
         self.switch
-            .run(self.inner.label_node(name, l), gone())
+            .run("label_node", self.inner.label_node(name, l), gone())
             .await
     }
     async fn create_node_claim(
@@ -148,7 +216,11 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         claim: NodeClaim,
     ) -> Result<NodeClaim, ClusterError> {
         self.switch
-            .run(self.inner.create_node_claim(pool, claim), gone())
+            .run(
+                "create_node_claim",
+                self.inner.create_node_claim(pool, claim),
+                gone(),
+            )
             .await
     }
     async fn patch_node_claim_status(
@@ -158,7 +230,11 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         s: &NodeClaimStatus,
     ) -> Result<NodeClaim, ClusterError> {
         self.switch
-            .run(self.inner.patch_node_claim_status(name, rv, s), gone())
+            .run(
+                "patch_node_claim_status",
+                self.inner.patch_node_claim_status(name, rv, s),
+                gone(),
+            )
             .await
     }
     async fn set_node_claim_conditions(
@@ -168,7 +244,11 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         now: Timestamp,
     ) -> Result<NodeClaim, ClusterError> {
         self.switch
-            .run(self.inner.set_node_claim_conditions(name, c, now), gone())
+            .run(
+                "set_node_claim_conditions",
+                self.inner.set_node_claim_conditions(name, c, now),
+                gone(),
+            )
             .await
     }
     async fn label_node_claim(
@@ -177,7 +257,11 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         l: &BTreeMap<String, String>,
     ) -> Result<NodeClaim, ClusterError> {
         self.switch
-            .run(self.inner.label_node_claim(name, l), gone())
+            .run(
+                "label_node_claim",
+                self.inner.label_node_claim(name, l),
+                gone(),
+            )
             .await
     }
     async fn delete_node_claim(
@@ -186,30 +270,36 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         uid: Option<&str>,
     ) -> Result<Deleted, ClusterError> {
         self.switch
-            .run(self.inner.delete_node_claim(name, uid), gone())
+            .run(
+                "delete_node_claim",
+                self.inner.delete_node_claim(name, uid),
+                gone(),
+            )
             .await
     }
     async fn taint_node(&self, node: &str, t: &Taint) -> Result<Node, ClusterError> {
         self.switch
-            .run(self.inner.taint_node(node, t), gone())
+            .run("taint_node", self.inner.taint_node(node, t), gone())
             .await
     }
     async fn untaint_node(&self, node: &str, key: &str) -> Result<Node, ClusterError> {
         self.switch
-            .run(self.inner.untaint_node(node, key), gone())
+            .run("untaint_node", self.inner.untaint_node(node, key), gone())
             .await
     }
     async fn cordon_node(&self, node: &str, u: bool) -> Result<Node, ClusterError> {
         self.switch
-            .run(self.inner.cordon_node(node, u), gone())
+            .run("cordon_node", self.inner.cordon_node(node, u), gone())
             .await
     }
     async fn update_node(&self, node: &Node) -> Result<Node, ClusterError> {
-        self.switch.run(self.inner.update_node(node), gone()).await
+        self.switch
+            .run("update_node", self.inner.update_node(node), gone())
+            .await
     }
     async fn delete_node(&self, name: &str, uid: Option<&str>) -> Result<Deleted, ClusterError> {
         self.switch
-            .run(self.inner.delete_node(name, uid), gone())
+            .run("delete_node", self.inner.delete_node(name, uid), gone())
             .await
     }
     async fn evict_pod(
@@ -219,12 +309,12 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         uid: Option<&str>,
     ) -> Result<Evicted, ClusterError> {
         self.switch
-            .run(self.inner.evict_pod(ns, name, uid), gone())
+            .run("evict_pod", self.inner.evict_pod(ns, name, uid), gone())
             .await
     }
     async fn add_finalizer(&self, t: &Target, f: &str) -> Result<(), ClusterError> {
         self.switch
-            .run(self.inner.add_finalizer(t, f), gone())
+            .run("add_finalizer", self.inner.add_finalizer(t, f), gone())
             .await
     }
     async fn remove_finalizer(
@@ -234,24 +324,38 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         rv: Option<&str>,
     ) -> Result<(), ClusterError> {
         self.switch
-            .run(self.inner.remove_finalizer(t, f, rv), gone())
+            .run(
+                "remove_finalizer",
+                self.inner.remove_finalizer(t, f, rv),
+                gone(),
+            )
             .await
     }
     async fn emit_event(&self, e: &EventSpec, now: Timestamp) -> Result<(), ClusterError> {
-        self.switch.run(self.inner.emit_event(e, now), gone()).await
+        self.switch
+            .run("emit_event", self.inner.emit_event(e, now), gone())
+            .await
     }
     async fn acquire_lease(&self, r: &LeaseRequest) -> Result<LeaseOutcome, ClusterError> {
-        self.switch.run(self.inner.acquire_lease(r), gone()).await
+        self.switch
+            .run("acquire_lease", self.inner.acquire_lease(r), gone())
+            .await
     }
     async fn release_lease(&self, r: &LeaseRequest) -> Result<(), ClusterError> {
-        self.switch.run(self.inner.release_lease(r), gone()).await
+        self.switch
+            .run("release_lease", self.inner.release_lease(r), gone())
+            .await
     }
     async fn unavailable_offerings(
         &self,
         now: Timestamp,
     ) -> Result<UnavailableOfferings, ClusterError> {
         self.switch
-            .run(self.inner.unavailable_offerings(now), gone())
+            .run(
+                "unavailable_offerings",
+                self.inner.unavailable_offerings(now),
+                gone(),
+            )
             .await
     }
     async fn record_unavailable(
@@ -260,7 +364,11 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         now: Timestamp,
     ) -> Result<(), ClusterError> {
         self.switch
-            .run(self.inner.record_unavailable(m, now), gone())
+            .run(
+                "record_unavailable",
+                self.inner.record_unavailable(m, now),
+                gone(),
+            )
             .await
     }
 }
@@ -268,7 +376,7 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
 impl<K: Cloud> Cloud for CrashCloud<K> {
     async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
         self.switch
-            .run(self.inner.catalog(class), gone_cloud())
+            .run("catalog", self.inner.catalog(class), gone_cloud())
             .await
     }
     async fn node_class_status(
@@ -276,26 +384,36 @@ impl<K: Cloud> Cloud for CrashCloud<K> {
         class: &EC2NodeClass,
     ) -> Result<EC2NodeClassStatus, CloudError> {
         self.switch
-            .run(self.inner.node_class_status(class), gone_cloud())
+            .run(
+                "node_class_status",
+                self.inner.node_class_status(class),
+                gone_cloud(),
+            )
             .await
     }
     async fn launch(&self, req: &LaunchRequest) -> Result<Launched, CloudError> {
-        self.switch.run(self.inner.launch(req), gone_cloud()).await
+        self.switch
+            .run("launch", self.inner.launch(req), gone_cloud())
+            .await
     }
     async fn describe(&self, ids: &[String]) -> Result<Vec<Instance>, CloudError> {
         self.switch
-            .run(self.inner.describe(ids), gone_cloud())
+            .run("describe", self.inner.describe(ids), gone_cloud())
             .await
     }
     async fn list(&self) -> Result<Vec<Instance>, CloudError> {
-        self.switch.run(self.inner.list(), gone_cloud()).await
+        self.switch
+            .run("list", self.inner.list(), gone_cloud())
+            .await
     }
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
         self.switch
-            .run(self.inner.terminate(ids), gone_cloud())
+            .run("terminate", self.inner.terminate(ids), gone_cloud())
             .await
     }
     async fn unhealthy(&self) -> Result<Vec<Unhealthy>, CloudError> {
-        self.switch.run(self.inner.unhealthy(), gone_cloud()).await
+        self.switch
+            .run("unhealthy", self.inner.unhealthy(), gone_cloud())
+            .await
     }
 }
