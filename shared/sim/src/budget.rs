@@ -13,6 +13,9 @@ use serde_json::{Value, json};
 use crate::meta::{deleting, meta_str};
 use crate::selector::LabelSelector;
 
+/// The workloads whose scale a budget counts, as the server stores them (`group/plural`).
+pub const WORKLOADS: [&str; 3] = ["apps/deployments", "apps/replicasets", "apps/statefulsets"];
+
 /// How long an evicted pod counts as disrupted while it has not been deleted
 /// (the controller's `DeletionTimeout`).
 pub const DELETION_TIMEOUT_SECS: i64 = 120;
@@ -26,7 +29,8 @@ pub struct Inputs<'a> {
     pub now: Timestamp,
 }
 
-fn is_ready(pod: &Value) -> bool {
+/// Whether the pod's Ready condition is True.
+pub(crate) fn is_ready(pod: &Value) -> bool {
     pod["status"]["conditions"]
         .as_array()
         .into_iter()

@@ -5,7 +5,7 @@
 //! ([`crate::budget`]) unless the PDB carries the annotation [`PIN_STATUS`] (then its stored
 //! status is used as-is).
 
-use crate::budget;
+use crate::budget::{self, is_ready};
 use crate::delete::{self, DeleteOptions};
 use crate::error::{ApiError, success_status};
 use crate::meta::{deleting, meta_str};
@@ -80,22 +80,11 @@ fn matching_pdbs(st: &Store, ns: &str, pod: &Value) -> Vec<Arc<Value>> {
         .collect()
 }
 
-fn is_ready(pod: &Value) -> bool {
-    pod["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-}
-
-/// The workload kinds whose scale a budget counts, as the server stores them.
-const WORKLOADS: [&str; 3] = ["apps/deployments", "apps/replicasets", "apps/statefulsets"];
-
 /// The status the disruption controller would compute now.
 fn computed_status(st: &Store, ns: &str, pdb: &Value) -> Value {
     let in_ns = |res| st.range(res, Some(ns), None).map(|(_, v)| v.clone());
     let pods: Vec<Arc<Value>> = in_ns("/pods").collect();
-    let workloads: Vec<Arc<Value>> = WORKLOADS.into_iter().flat_map(in_ns).collect();
+    let workloads: Vec<Arc<Value>> = budget::WORKLOADS.into_iter().flat_map(in_ns).collect();
     let pods: Vec<&Value> = pods.iter().map(|p| p.as_ref()).collect();
     let workloads: Vec<&Value> = workloads.iter().map(|w| w.as_ref()).collect();
     let now = st.now().parse().unwrap_or(jiff::Timestamp::UNIX_EPOCH);

@@ -24,9 +24,6 @@ const FIELDS: [&str; 5] = [
     "disruptionsAllowed",
 ];
 
-/// The workloads whose scale budgets count.
-const WORKLOADS: [&str; 3] = ["apps/deployments", "apps/replicasets", "apps/statefulsets"];
-
 fn ns_of(v: &Value) -> &str {
     v["metadata"]["namespace"].as_str().unwrap_or("default")
 }
@@ -57,7 +54,7 @@ pub async fn step(client: &Client, reads: &Cached, now: Timestamp) -> Result<usi
     let pdbs = reads.list::<Value>("policy/poddisruptionbudgets")?;
     let pods = reads.list::<Value>("/pods")?;
     let mut workloads = Vec::new();
-    for res in WORKLOADS {
+    for res in budget::WORKLOADS {
         workloads.push(reads.list::<Value>(res)?);
     }
     let mut changed = 0;
