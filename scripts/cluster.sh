@@ -417,6 +417,10 @@ cmd_up() {
 
     gen_pki "$RUN/pki"
 
+    # Control planes starting at once pick their ports one after the other: each sees the
+    # ports.env of those before it.
+    exec 9>"$RUNS/.ports.lock"
+    flock 9
     pick_port; ETCD_PORT=$PORT
     pick_port; ETCD_PEER_PORT=$PORT
     pick_port; API_PORT=$PORT
@@ -424,6 +428,7 @@ cmd_up() {
     pick_port; SCHED_PORT=$PORT
     printf 'ETCD_PORT=%s\nETCD_PEER_PORT=%s\nAPI_PORT=%s\nKCM_PORT=%s\nSCHED_PORT=%s\n' \
         "$ETCD_PORT" "$ETCD_PEER_PORT" "$API_PORT" "$KCM_PORT" "$SCHED_PORT" >"$RUN/ports.env"
+    exec 9>&-
 
     local pki=$RUN/pki
     write_kubeconfig "$RUN/kubeconfig" kubernetes-admin "$pki/admin.crt" "$pki/admin.key"
