@@ -37,7 +37,7 @@ fn count(w: &World, message: &str) -> usize {
 
 /// Five pods on one node, then scaled to one: the replace consolidation's world, and when the
 /// scale-down was applied.
-async fn scaled_down(options: WorldOptions) -> (World, Timestamp) {
+pub(crate) async fn scaled_down(options: WorldOptions) -> (World, Timestamp) {
     let mut w = getting_started_with(options).await.unwrap();
     w.apply(&inflate(5)).await.unwrap();
     assert!(

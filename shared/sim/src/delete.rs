@@ -7,7 +7,6 @@ use crate::registry::ResourceInfo;
 use crate::store::{Key, Store};
 use crate::write::obj_key;
 use serde_json::{Value, json};
-use std::sync::Arc;
 
 /// Options of a DELETE (the body of the request).
 #[derive(Debug, Default, Clone)]
@@ -54,16 +53,16 @@ pub fn delete(
         // As kube-apiserver: a pod deleted with no grace period is first marked deleting
         // (watchers see it), then removed; the reply is the marked pod.
         let marked = if deleting(&old) {
-            old
+            (*old).clone()
         } else {
             let zero = DeleteOptions {
                 grace: Some(0),
                 ..opts.clone()
             };
-            Arc::new(mark_deleting(st, k.clone(), &old, true, &zero))
+            mark_deleting(st, k.clone(), &old, true, &zero)
         };
         st.remove(&k);
-        return Ok((*marked).clone());
+        return Ok(marked);
     }
     st.remove(&k);
     let mut details = json!({"name": name, "kind": res.plural, "uid": meta_str(&old, "uid")});
