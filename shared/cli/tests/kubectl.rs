@@ -245,6 +245,14 @@ fn check(bin: &Path, s: &Served, dir: &Path) {
     // Clean up for the next kubectl.
     ok(bin, s, &["delete", "-f", &good]);
     ok(bin, s, &["delete", "-f", &web]);
+    // The garbage collector removes web's pods after the Deployment: wait for them, so
+    // that the next kubectl (or the dump) sees only inflate.
+    eventually(
+        bin,
+        s,
+        &["get", "pods", "-l", "app=web", "-o", "name"],
+        |o| o.trim().is_empty(),
+    );
 }
 
 /// A dump of the served cluster, as a user takes one of theirs, starts a new scenario:

@@ -3,8 +3,10 @@
 //! managedFields, status, a pod's node) is dropped so the objects apply to a new cluster,
 //! and what the simulated cluster makes itself is skipped: Nodes and NodeClaims (Kerf
 //! launches what the pods need), ReplicaSets, Events and Leases, and pods whose Deployment or
-//! DaemonSet is in the same manifest (their controller makes them again). Kinds the
-//! simulated cluster does not serve are skipped too; every skipped object is reported.
+//! DaemonSet is in the same manifest (their controller makes them again). Objects being
+//! deleted and pods that have finished are gone from the cluster the dump describes, and
+//! kinds the simulated cluster does not serve are skipped too; every skipped object is
+//! reported.
 
 use std::collections::BTreeSet;
 
@@ -76,6 +78,27 @@ fn made_again(
     })
 }
 
+/// Why an object of a served kind is not applied: it is on its way out of the cluster the
+/// dump was taken from (being deleted, or a pod that has finished), or its controller makes
+/// it again.
+fn gone_or_made_again(
+    doc: &Value,
+    deployments: &BTreeSet<(String, String)>,
+    daemons: &BTreeSet<(String, String)>,
+) -> Option<&'static str> {
+    let pod = doc["kind"] == "Pod";
+    let phase = doc["status"]["phase"].as_str();
+    if doc["metadata"].get("deletionTimestamp").is_some() {
+        Some("being deleted")
+    } else if pod && matches!(phase, Some("Succeeded" | "Failed")) {
+        Some("finished")
+    } else if pod && made_again(doc, deployments, daemons) {
+        Some("its controller makes it again")
+    } else {
+        None
+    }
+}
+
 /// The object as a new cluster takes it.
 fn clean(mut doc: Value) -> Value {
     if let Some(meta) = doc["metadata"].as_object_mut() {
@@ -112,8 +135,8 @@ pub fn select(manifest: &str) -> Result<(Vec<Value>, Vec<String>), WorldError> {
             skipped.push(format!("{name} (the simulated cluster makes its own)"));
         } else if !SERVED.contains(&kind.as_str()) {
             skipped.push(format!("{name} (not run by the simulated cluster)"));
-        } else if kind == "Pod" && made_again(&doc, &deployments, &daemons) {
-            skipped.push(format!("{name} (its controller makes it again)"));
+        } else if let Some(why) = gone_or_made_again(&doc, &deployments, &daemons) {
+            skipped.push(format!("{name} ({why})"));
         } else {
             apply.push(clean(doc));
         }
@@ -165,6 +188,20 @@ items:
     ownerReferences: [{kind: Job, name: job}]
   spec: {nodeName: ip-10-0-0-1, containers: []}
   status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: old-web-7c5b9d8f4-fghij
+    namespace: default
+    deletionTimestamp: "2026-01-01T00:01:00Z"
+    labels: {pod-template-hash: 7c5b9d8f4}
+    ownerReferences: [{kind: ReplicaSet, name: old-web-7c5b9d8f4}]
+  spec: {nodeName: ip-10-0-0-1, containers: []}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: job-y, namespace: default}
+  spec: {nodeName: ip-10-0-0-1, containers: []}
+  status: {phase: Succeeded}
 - {apiVersion: v1, kind: Node, metadata: {name: ip-10-0-0-1}}
 - {apiVersion: v1, kind: Service, metadata: {name: web}}
 "#;
@@ -184,6 +221,8 @@ items:
             skipped,
             [
                 "Pod/web-5d8f7c9b6-abcde (its controller makes it again)",
+                "Pod/old-web-7c5b9d8f4-fghij (being deleted)",
+                "Pod/job-y (finished)",
                 "Node/ip-10-0-0-1 (the simulated cluster makes its own)",
                 "Service/web (not run by the simulated cluster)",
             ]
