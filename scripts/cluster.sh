@@ -24,6 +24,9 @@
 #
 # Environment: KERF_CLUSTER_API_ONLY=1 (`up` starts etcd and kube-apiserver alone: no
 # controllers, scheduler or KWOK act on what a client writes, as with envtest),
+# KERF_CLUSTER_KWOK_SELECTOR (the label selector of the Nodes KWOK plays the kubelet
+# for; default kerf.dev/kubelet=kwok, the label Kerf's kubelet bridge puts on its Nodes;
+# kwok.x-k8s.io/node=fake for the Nodes Karpenter's KWOK provider creates),
 # KERF_CLUSTER_TIMEOUT (seconds to wait for readiness, default 180),
 # KUBECTL (kubectl for `check`; default target/cluster/bin/kubectl, then
 # .venv/bin/kubectl, then kubectl on PATH).
@@ -39,7 +42,7 @@ TIMEOUT="${KERF_CLUSTER_TIMEOUT:-180}"
 SERVICE_CIDR=10.96.0.0/16
 SERVICE_IP=10.96.0.1
 POD_CIDR=10.244.0.0/16
-KWOK_LABEL='kerf.dev/kubelet=kwok'
+KWOK_LABEL="${KERF_CLUSTER_KWOK_SELECTOR:-kerf.dev/kubelet=kwok}"
 
 log() { printf '[cluster] %s\n' "$*" >&2; }
 die() { printf '[cluster] error: %s\n' "$*" >&2; exit 1; }

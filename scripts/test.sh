@@ -38,5 +38,8 @@ echo "== real control plane (etcd, Kubernetes, KWOK from Go modules; cached by G
 # about 20 minutes on 2 cores, a warm one seconds.
 scripts/cluster.sh build
 
+echo "== the real Karpenter (its KWOK provider from the Go module proxy, for tests/real/beside.rs)"
+scripts/karpenter.sh build
+
 echo "== cargo nextest"
 cargo nextest run --workspace --all-features --no-fail-fast

@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
+mod beside;
 mod conformance;
 mod conformance_known;
 mod crds;

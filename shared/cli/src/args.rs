@@ -37,10 +37,17 @@ pub struct SimArgs {
     /// Write a self-contained HTML page with the run's charts to this file.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<String>,
-    /// Run the scenario a second time with Karpenter's own decisions (first-fit packing, its
-    /// consolidation limits) and compare cost, node-hours and disruptions.
-    #[arg(long, value_enum, conflicts_with_all = ["serve", "cluster"])]
+    /// Compare with Karpenter: `karpenter` runs the scenario a second time with a model of
+    /// Karpenter's decisions (first-fit packing, its consolidation limits) on the simulated
+    /// cluster; `karpenter-real` runs it at the same time on a second real control plane
+    /// (--karpenter-cluster) with the real Karpenter (`scripts/karpenter.sh build`), Kerf on
+    /// --cluster, and compares cost, latencies, disruptions and CPU and memory.
+    #[arg(long, value_enum, conflicts_with = "serve")]
     pub compare: Option<Compare>,
+    /// With --compare karpenter-real: the kubeconfig of the control plane the real Karpenter
+    /// runs against (a fresh one, its KWOK started for Karpenter's Nodes: see the README).
+    #[arg(long, value_name = "KUBECONFIG")]
+    pub karpenter_cluster: Option<String>,
     /// Run on a real Kubernetes control plane (kube-apiserver, controllers, scheduler and
     /// KWOK) reached through this kubeconfig, in wall-clock time, instead of the in-process
     /// server: Kerf's CRDs, RBAC and webhook are installed into it. Use a fresh control plane
@@ -78,7 +85,10 @@ fn speed(s: &str) -> Result<f64, String> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Compare {
+    /// A model of Karpenter's decisions on the simulated cluster.
     Karpenter,
+    /// The real Karpenter on a real control plane, beside Kerf on another.
+    KarpenterReal,
 }
 
 #[derive(Debug, clap::Args)]

@@ -30,6 +30,7 @@ pub mod error;
 pub mod eviction;
 pub mod fields;
 pub mod flaky;
+pub mod karpenter;
 pub mod managed;
 pub mod meta;
 pub mod openapi;

@@ -46,16 +46,27 @@ fn run_script(args: &[&str]) -> String {
 impl ControlPlane {
     /// Starts control plane `real-<pid>-<tag>` and waits until it is ready.
     pub async fn up(tag: &str) -> ControlPlane {
-        Self::start(tag, false).await
+        Self::start(tag, &[]).await
+    }
+
+    /// Starts control plane `real-<pid>-<tag>` for the real Karpenter: its KWOK plays the
+    /// kubelet of the Nodes Karpenter's KWOK provider creates.
+    pub async fn for_karpenter(tag: &str) -> ControlPlane {
+        let selector = ("KERF_CLUSTER_KWOK_SELECTOR", "kwok.x-k8s.io/node=fake");
+        Self::start(tag, &[selector]).await
     }
 
     /// Starts etcd and kube-apiserver alone as `real-<pid>-<tag>` (no controller, scheduler
     /// or KWOK acts on what is written: a replay's requests are the only writes).
     pub async fn api_only(tag: &str) -> ControlPlane {
-        Self::start(tag, true).await
+        Self::start(tag, &[("KERF_CLUSTER_API_ONLY", "1")]).await
     }
 
-    async fn start(tag: &str, api_only: bool) -> ControlPlane {
+    async fn start(tag: &str, env: &[(&str, &str)]) -> ControlPlane {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let name = format!("real-{}-{tag}", std::process::id());
         let run_dir = repo().join("target/cluster/run").join(&name);
         // The guard exists before the start, so a failed start is cleaned up too.
@@ -66,7 +77,7 @@ impl ControlPlane {
             let up = Command::new("bash")
                 .arg(script())
                 .args(["up", &name])
-                .env("KERF_CLUSTER_API_ONLY", if api_only { "1" } else { "0" })
+                .envs(env)
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())

@@ -3,6 +3,7 @@
 //! NodeClaims and the cost. With `--cluster KUBECONFIG` the cluster is a real control plane
 //! (in wall-clock time) instead of the in-process server.
 
+mod beside;
 mod live;
 pub mod report;
 pub mod serve;
@@ -111,6 +112,17 @@ pub fn sim(a: &SimArgs) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let terminal = std::io::IsTerminal::is_terminal(&stdout);
     let mut out = stdout.lock();
+    if a.compare == Some(Compare::KarpenterReal) {
+        let runs = beside::beside(a, &s, &mut out, terminal)?;
+        return write_report(a, &s, &runs, &mut out);
+    }
+    if a.compare == Some(Compare::Karpenter) && a.cluster.is_some() {
+        return Err(CliError::Usage(
+            "--compare karpenter runs a model on the simulated cluster; with --cluster, \
+             use --compare karpenter-real"
+                .into(),
+        ));
+    }
     let kerf = if a.serve {
         serve::serve(a, &s, &mut out)?
     } else if let Some(kc) = &a.cluster {
@@ -132,6 +144,16 @@ pub fn sim(a: &SimArgs) -> Result<(), CliError> {
         runs.push(("Karpenter", k));
         let _ = out.write_all(table::comparison(&runs).as_bytes());
     }
+    write_report(a, &s, &runs, &mut out)
+}
+
+/// `--report`: the runs' charts in one page.
+fn write_report(
+    a: &SimArgs,
+    s: &Scenario,
+    runs: &[(&str, Outcome)],
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     if let Some(path) = &a.report {
         let refs: Vec<(&str, &Outcome)> = runs.iter().map(|(l, o)| (*l, o)).collect();
         let html = report::page(&s.name, &refs);

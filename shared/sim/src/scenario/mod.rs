@@ -13,17 +13,21 @@
 //!     within: 5m
 //! ```
 
+mod cluster;
 mod expect;
 pub mod invariants;
+mod measure;
 mod observe;
 mod pace;
 mod run;
 mod step;
 
+pub use cluster::{CloudChange, Cluster, Snapshot};
 pub use expect::{Count, Expect, Failure, Money};
+pub use measure::{Measures, UsageSeen, quantile};
 pub use observe::{ClaimRow, Kind, Observation, TimelineEvent};
 pub use pace::{Pace, serve};
-pub use run::{Decisions, Outcome, Progress, Sample, run, run_with};
+pub use run::{Decisions, Outcome, Progress, Sample, run, run_on, run_with, world_for};
 pub use step::{Action, ObjectRef, Scale, Select, SpotPrice, Step};
 
 use std::collections::BTreeMap;

@@ -5,13 +5,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Event, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kerf_api::v1::NodeClaim;
 use kerf_catalog::CapacityType;
 use kerf_control::claim;
 use kerf_control::ports::cloud::instance_id;
 
-use crate::world::{World, WorldError};
+use super::cluster::{Cluster, Snapshot};
+use super::measure::Measures;
+use crate::world::WorldError;
 
 /// One NodeClaim, as `kubectl get nodeclaims` shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,7 +25,8 @@ pub struct ClaimRow {
     pub node: String,
     pub ready: bool,
     pub node_pool: String,
-    /// The EC2 instance id (empty until launched).
+    /// The instance id (the EC2 id, or the whole provider ID of another cloud; empty until
+    /// launched).
     pub instance_id: String,
     pub created: Timestamp,
     /// USD per hour (0 until launched).
@@ -128,6 +131,8 @@ pub struct Observer {
     events: BTreeSet<String>,
     reasons: BTreeMap<String, usize>,
     placed: BTreeSet<String>,
+    /// Latencies and counts for comparing runs.
+    pub measures: Measures,
 }
 
 fn label(c: &NodeClaim, key: &str) -> String {
@@ -139,7 +144,7 @@ fn label(c: &NodeClaim, key: &str) -> String {
         .unwrap_or_default()
 }
 
-fn row(w: &World, c: &NodeClaim) -> ClaimRow {
+fn row<C: Cluster>(w: &C, c: &NodeClaim) -> ClaimRow {
     let pid = claim::provider_id(c);
     let (it, ct, zone) = (
         label(c, kerf_labels::INSTANCE_TYPE),
@@ -148,7 +153,7 @@ fn row(w: &World, c: &NodeClaim) -> ClaimRow {
     );
     let price = CapacityType::parse(&ct)
         .filter(|_| pid.is_some())
-        .and_then(|k| w.cloud.prices.price(k, &it, &zone))
+        .and_then(|k| w.price(k, &it, &zone))
         .unwrap_or(0.0);
     ClaimRow {
         name: claim::name(c).to_string(),
@@ -162,7 +167,10 @@ fn row(w: &World, c: &NodeClaim) -> ClaimRow {
             .unwrap_or_default(),
         ready: claim::is_true(c, "Ready"),
         node_pool: claim::pool_name(c).unwrap_or_default().to_string(),
-        instance_id: pid.and_then(instance_id).unwrap_or_default().to_string(),
+        instance_id: pid
+            .map(|p| instance_id(p).unwrap_or(p))
+            .unwrap_or_default()
+            .to_string(),
         created: c
             .metadata
             .creation_timestamp
@@ -173,32 +181,21 @@ fn row(w: &World, c: &NodeClaim) -> ClaimRow {
     }
 }
 
-/// What EC2 bills now: every instance from its launch until it shuts down, whatever its
-/// NodeClaim's state (a draining node costs until its instance is terminated).
-fn billing(w: &World) -> (BTreeMap<String, usize>, f64) {
-    let mut shapes = BTreeMap::new();
-    let mut per_hour = 0.0;
-    for i in w.cloud.instances() {
-        if !matches!(i.info.state.as_str(), "pending" | "running" | "stopping") {
-            continue;
-        }
-        let (it, ct) = (&i.info.instance_type, i.info.capacity_type);
-        per_hour += w.cloud.prices.price(ct, it, &i.info.zone).unwrap_or(0.0);
-        *shapes.entry(format!("{it}/{}", ct.as_str())).or_default() += 1;
-    }
-    (shapes, per_hour)
-}
-
 impl Observer {
     /// Looks at the world; returns what it sees and the timeline lines since the last look.
-    pub async fn look(
+    pub async fn look<C: Cluster>(
         &mut self,
-        w: &World,
+        w: &C,
     ) -> Result<(Observation, Vec<TimelineEvent>), WorldError> {
-        let at = w.now();
-        let claims = w.list::<NodeClaim>().await?;
-        let pods = w.list::<Pod>().await?;
-        let events = w.list::<Event>().await?;
+        let snap = w.snapshot().await?;
+        let Snapshot {
+            at,
+            ref claims,
+            ref pods,
+            ref events,
+            ..
+        } = snap;
+        self.measures.claims(at, claims);
         let mut lines = Vec::new();
         let mut rows = Vec::new();
         let mut live = BTreeSet::new();
@@ -220,6 +217,7 @@ impl Observer {
             }
         }
         for gone in self.live.difference(&live) {
+            self.measures.gone(at, gone);
             lines.push(TimelineEvent {
                 at,
                 kind: Kind::Delete,
@@ -234,6 +232,7 @@ impl Observer {
                 continue;
             }
             *self.reasons.entry(reason.clone()).or_default() += 1;
+            self.measures.event(e);
             if let Some((_, kind)) = NOTABLE.iter().find(|(r, _)| *r == reason) {
                 let what = e.involved_object.name.clone().unwrap_or_default();
                 let msg = e.message.clone().unwrap_or_default();
@@ -255,22 +254,21 @@ impl Observer {
         let running = pods.iter().filter(alive).filter(is_running).count();
         for p in pods.iter().filter(is_running) {
             if let Some(uid) = &p.metadata.uid
-                && !self.placed.contains(uid)
+                && self.placed.insert(uid.clone())
             {
-                self.placed.insert(uid.clone());
+                self.measures.running(at, p);
             }
         }
-        let (billed, billed_per_hour) = billing(w);
         let o = Observation {
             at,
-            billed,
-            billed_per_hour,
+            billed: snap.billed.clone(),
+            billed_per_hour: snap.billed_per_hour,
             claims: rows,
             pending,
             running,
             placed: self.placed.len(),
             launched: self.announced.len(),
-            interruptions: w.interruptions_handled,
+            interruptions: snap.interruptions,
             reasons: self.reasons.clone(),
         };
         Ok((o, lines))

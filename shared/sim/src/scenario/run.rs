@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use jiff::{SignedDuration, Timestamp};
-use kerf_catalog::CapacityType;
 
+use super::cluster::{CloudChange, Cluster};
+use super::measure::Measures;
 use super::observe::{Kind, Observer};
 use super::pace::Pace;
 use super::{Action, Observation, Scenario, ScenarioError, Select, TimelineEvent};
-use crate::world::cloud::NoCapacity;
 use crate::world::{World, WorldOptions};
 
 /// The cluster at one moment, for the charts.
@@ -46,6 +46,8 @@ pub struct Outcome {
     /// Invariants that did not hold ([`super::invariants`]), checked after every step and at
     /// the end: each with the step it was found after.
     pub violations: Vec<String>,
+    /// Pod start and disruption latencies, disruptions by reason, evictions.
+    pub measures: Measures,
 }
 
 /// Told as the run goes.
@@ -56,9 +58,9 @@ pub trait Progress {
     fn tick(&mut self, lines: &[TimelineEvent], now: &Observation);
 }
 
-pub(super) struct Runner<'a> {
+pub(super) struct Runner<'a, C: Cluster = World> {
     s: &'a Scenario,
-    pub(super) w: World,
+    pub(super) w: C,
     observer: Observer,
     out: Outcome,
     progress: &'a mut dyn Progress,
@@ -124,31 +126,69 @@ pub async fn run_with(
     Ok(r.finish().await)
 }
 
+/// Runs `s` on a cluster of another kind (the real Karpenter's, say); with `tolerate`, a
+/// failed assertion is recorded in [`Outcome::failures`] instead of ending the run.
+pub async fn run_on<C: Cluster>(
+    s: &Scenario,
+    cluster: C,
+    tolerate: bool,
+    progress: &mut dyn Progress,
+) -> Result<Outcome, ScenarioError> {
+    let mut r = Runner::begin(s, cluster, progress, None).await?;
+    r.steps(tolerate).await?;
+    r.drains_end().await?;
+    Ok(r.finish().await)
+}
+
 /// How long a run goes on after its last step for the drains under way to end.
 pub const DRAIN_TAIL: SignedDuration = SignedDuration::from_mins(15);
 
-impl<'a> Runner<'a> {
+/// An error of the scenario's starting objects.
+pub(super) fn objects_error(s: &Scenario, message: String) -> ScenarioError {
+    ScenarioError::World {
+        path: s.path.clone(),
+        index: 0,
+        name: " (objects)".into(),
+        message,
+    }
+}
+
+/// The world a scenario runs in: started with `options`, the scenario's tick and feature
+/// gates, before any of its objects.
+pub async fn world_for(s: &Scenario, mut options: WorldOptions) -> Result<World, ScenarioError> {
+    let world_err = |message: String| objects_error(s, message);
+    if let Some(t) = &s.settings.tick {
+        options.tick = super::duration(t).map_err(|m| world_err(format!("settings.tick: {m}")))?;
+    }
+    let mut w = World::start(options)
+        .await
+        .map_err(|e| world_err(e.to_string()))?;
+    w.disruption.spot_to_spot = gate(s, "SpotToSpotConsolidation");
+    w.interruption.rebalance_replacement = gate(s, "RebalanceReplacement");
+    Ok(w)
+}
+
+impl<'a> Runner<'a, World> {
     pub(super) async fn start(
         s: &'a Scenario,
-        mut options: WorldOptions,
+        options: WorldOptions,
+        progress: &'a mut dyn Progress,
+        pace: Option<Pace>,
+    ) -> Result<Runner<'a, World>, ScenarioError> {
+        let w = world_for(s, options).await?;
+        Runner::begin(s, w, progress, pace).await
+    }
+}
+
+impl<'a, C: Cluster> Runner<'a, C> {
+    /// Applies the scenario's objects to `w` and looks at it a first time.
+    pub(super) async fn begin(
+        s: &'a Scenario,
+        w: C,
         progress: &'a mut dyn Progress,
         mut pace: Option<Pace>,
-    ) -> Result<Runner<'a>, ScenarioError> {
-        let world_err = |message: String| ScenarioError::World {
-            path: s.path.clone(),
-            index: 0,
-            name: " (objects)".into(),
-            message,
-        };
-        if let Some(t) = &s.settings.tick {
-            options.tick =
-                super::duration(t).map_err(|m| world_err(format!("settings.tick: {m}")))?;
-        }
-        let mut w = World::start(options)
-            .await
-            .map_err(|e| world_err(e.to_string()))?;
-        w.disruption.spot_to_spot = gate(s, "SpotToSpotConsolidation");
-        w.interruption.rebalance_replacement = gate(s, "RebalanceReplacement");
+    ) -> Result<Runner<'a, C>, ScenarioError> {
+        let world_err = |message: String| objects_error(s, message);
         let mut skipped = Vec::new();
         for src in &s.objects {
             let text = s.text(src).map_err(&world_err)?;
@@ -178,6 +218,7 @@ impl<'a> Runner<'a> {
                 simulated: SignedDuration::ZERO,
                 failures: Vec::new(),
                 violations: Vec::new(),
+                measures: Measures::default(),
             },
             progress,
             index: 0,
@@ -264,7 +305,7 @@ impl<'a> Runner<'a> {
 
     /// Records the invariants that do not hold now (once each).
     async fn audit(&mut self, when: &str) {
-        let found = match super::invariants::check(&self.w).await {
+        let found = match self.w.audit().await {
             Ok(v) => v,
             Err(e) => vec![format!("could not read the cluster: {e}")],
         };
@@ -277,6 +318,7 @@ impl<'a> Runner<'a> {
 
     pub(super) async fn finish(mut self) -> Outcome {
         self.audit("at the end").await;
+        self.out.measures = self.observer.measures.clone();
         self.out.simulated = self.w.now().duration_since(self.out.start);
         // The last value holds until the end.
         if let Some(mut end) = self.out.samples.last().cloned() {
@@ -316,7 +358,7 @@ fn describe(a: &Action<'_>) -> String {
     }
 }
 
-impl Runner<'_> {
+impl<C: Cluster> Runner<'_, C> {
     pub(super) fn fail(&self, message: String) -> ScenarioError {
         ScenarioError::World {
             path: self.s.path.clone(),
@@ -333,6 +375,9 @@ impl Runner<'_> {
             .await
             .map_err(|e| self.fail(e.to_string()))?;
         // Samples are steps: each value holds until the next sample.
+        if let Some(u) = self.w.usage() {
+            self.observer.measures.usage(o.at, u);
+        }
         let hours = o.at.duration_since(self.out.last.at).as_secs_f64() / 3600.0;
         if let Some(prev) = self.out.samples.last() {
             self.out.cost += prev.cost_per_hour * hours;
@@ -367,7 +412,7 @@ impl Runner<'_> {
         let mut quiet = false;
         while self.w.now() < end && !self.stopped() {
             if let Some(p) = &self.pace {
-                p.wait(self.w.now() + self.w.options.tick).await;
+                p.wait(self.w.now() + self.w.tick()).await;
             }
             let changed = self
                 .w
@@ -425,12 +470,7 @@ impl Runner<'_> {
             }
             Action::Delete(o) => {
                 self.w
-                    .delete(
-                        o.api_version.as_deref(),
-                        &o.kind,
-                        o.namespace.as_deref(),
-                        &o.name,
-                    )
+                    .delete(o)
                     .await
                     .map_err(|e| self.fail(e.to_string()))?;
             }
@@ -463,20 +503,32 @@ impl Runner<'_> {
                         text: format!("spot interruption warning for nodeclaim {claim} ({id})"),
                     });
                 }
-                let ids: Vec<String> = picked.into_iter().map(|(_, id)| id).collect();
-                self.w.interrupt(&ids).await;
+                self.change(CloudChange::Interrupt(&picked)).await?;
             }
-            Action::Unavailable(sel) => self.w.cloud.remove_capacity(no_capacity(sel)),
-            Action::Available(sel) => self.w.cloud.restore_matching(&no_capacity(sel)),
-            Action::ReleaseAmi(id) => self.w.cloud.release_ami(id),
-            Action::SpotPrice(p) => {
-                self.w
-                    .cloud
-                    .set_spot_price(&p.instance_type, p.zone.as_deref(), p.price)
-            }
+            Action::Unavailable(sel) => self.change(CloudChange::Unavailable(sel)).await?,
+            Action::Available(sel) => self.change(CloudChange::Available(sel)).await?,
+            Action::ReleaseAmi(id) => self.change(CloudChange::ReleaseAmi(id)).await?,
+            Action::SpotPrice(p) => self.change(CloudChange::SpotPrice(p)).await?,
         }
         self.audit(&format!("after step {}", self.index + 1)).await;
         self.look().await
+    }
+
+    /// Changes the cloud; a line on the timeline when the cluster applies it its own way.
+    async fn change(&mut self, c: CloudChange<'_>) -> Result<(), ScenarioError> {
+        let note = self
+            .w
+            .change(c)
+            .await
+            .map_err(|e| self.fail(e.to_string()))?;
+        if let Some(text) = note {
+            self.out.timeline.push(TimelineEvent {
+                at: self.w.now(),
+                kind: Kind::Other,
+                text,
+            });
+        }
+        Ok(())
     }
 
     /// NodeClaims and instance ids of the launched nodes `sel` matches, in name order.
@@ -499,12 +551,4 @@ fn matches(sel: &Select, r: &super::ClaimRow) -> bool {
         && is(&sel.zone, &r.zone)
         && is(&sel.capacity_type, &r.capacity_type)
         && is(&sel.node_pool, &r.node_pool)
-}
-
-fn no_capacity(sel: &Select) -> NoCapacity {
-    NoCapacity {
-        capacity_type: sel.capacity_type.as_deref().and_then(CapacityType::parse),
-        instance_type: sel.instance_type.clone(),
-        zone: sel.zone.clone(),
-    }
 }

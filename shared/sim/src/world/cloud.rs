@@ -54,12 +54,17 @@ pub struct NoCapacity {
 
 impl NoCapacity {
     fn matches(&self, k: &OfferingKey) -> bool {
-        self.capacity_type.is_none_or(|c| c == k.capacity_type)
+        self.covers(k.capacity_type, &k.instance_type, &k.zone)
+    }
+
+    /// Whether this offering is one without capacity.
+    pub fn covers(&self, capacity_type: CapacityType, instance_type: &str, zone: &str) -> bool {
+        self.capacity_type.is_none_or(|c| c == capacity_type)
             && self
                 .instance_type
-                .as_ref()
-                .is_none_or(|t| *t == k.instance_type)
-            && self.zone.as_ref().is_none_or(|z| *z == k.zone)
+                .as_deref()
+                .is_none_or(|t| t == instance_type)
+            && self.zone.as_deref().is_none_or(|z| z == zone)
     }
 }
 

@@ -21,7 +21,7 @@ pub mod real;
 pub mod scheduler;
 pub mod server;
 mod time;
-mod wiring;
+pub(crate) mod wiring;
 pub use server::{InProcess, Server};
 pub use wiring::{KERF_NAMESPACE, KERF_TOKEN, function_url_event, http_event};
 pub mod workloads;

@@ -46,7 +46,7 @@ impl<T> Listed for T where
 }
 
 /// Every object of `T` through the API (all namespaces).
-async fn list_all<T: Listed>(client: &Client) -> Result<Vec<T>, kube::Error> {
+pub(crate) async fn list_all<T: Listed>(client: &Client) -> Result<Vec<T>, kube::Error> {
     Ok(Api::<T>::all(client.clone())
         .list(&ListParams::default())
         .await?

@@ -338,7 +338,7 @@ fn known_api_version(kind: &str) -> Option<&'static str> {
     })
 }
 
-pub(super) async fn delete(
+pub(crate) async fn delete(
     client: &Client,
     api_version: Option<&str>,
     kind: &str,

@@ -49,29 +49,35 @@ fn kubeconfig_error(path: &Path, e: impl std::fmt::Display) -> WorldError {
     WorldError::Cluster(format!("{}: {e}", path.display()))
 }
 
+/// The user's side of a control plane (applying a scenario's manifests, reading what
+/// happened) from a kubeconfig's current context: it retries a 429 or 503 after the server's
+/// Retry-After, as kubectl does. Checks that the API server answers.
+pub async fn user_client(path: &Path) -> Result<(Client, kube::Config), WorldError> {
+    let kc = Kubeconfig::read_from(path).map_err(|e| kubeconfig_error(path, e))?;
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| kubeconfig_error(path, e))?;
+    config.connect_timeout = Some(std::time::Duration::from_secs(10));
+    config.read_timeout = Some(std::time::Duration::from_secs(60));
+    config.default_retry = true;
+    let client = Client::try_from(config.clone()).map_err(|e| kubeconfig_error(path, e))?;
+    client.apiserver_version().await.map_err(|e| {
+        WorldError::Cluster(format!(
+            "{}: the API server at {} does not answer: {e}",
+            path.display(),
+            config.cluster_url
+        ))
+    })?;
+    Ok((client, config))
+}
+
 impl RealCluster {
     /// Reads the kubeconfig (its current context) and checks that the API server answers.
     pub async fn connect(path: &Path) -> Result<RealCluster, WorldError> {
-        let kc = Kubeconfig::read_from(path).map_err(|e| kubeconfig_error(path, e))?;
-        let mut config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
-            .await
-            .map_err(|e| kubeconfig_error(path, e))?;
-        config.connect_timeout = Some(std::time::Duration::from_secs(10));
-        config.read_timeout = Some(std::time::Duration::from_secs(60));
-        // The user's side (applying a scenario's manifests, reading what happened) retries a
-        // 429 or 503 after the server's Retry-After, as kubectl does.
-        config.default_retry = true;
-        let admin = Client::try_from(config.clone()).map_err(|e| kubeconfig_error(path, e))?;
+        let (admin, mut config) = user_client(path).await?;
         // As the functions' clients in Lambda: no client-side retries, so a 429 (an eviction a
         // PodDisruptionBudget refuses) comes back at once instead of being retried for minutes.
         config.default_retry = false;
-        admin.apiserver_version().await.map_err(|e| {
-            WorldError::Cluster(format!(
-                "{}: the API server at {} does not answer: {e}",
-                path.display(),
-                config.cluster_url
-            ))
-        })?;
         Ok(RealCluster {
             kubeconfig: path.to_path_buf(),
             config,

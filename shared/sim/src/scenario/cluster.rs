@@ -1,0 +1,172 @@
+//! What a scenario runs on: the simulated world with Kerf's handlers ([`World`], on the
+//! in-process server or a real control plane), or a real control plane where the real
+//! Karpenter decides ([`crate::karpenter::KarpenterCluster`]). The runner drives either
+//! through this trait: apply and delete objects, scale, let time pass, look, and change the
+//! cloud under it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::{Event, Pod};
+use kerf_api::v1::NodeClaim;
+use kerf_catalog::CapacityType;
+
+use super::{ObjectRef, Select, SpotPrice};
+use crate::karpenter::process::{Usage, proc_usage};
+use crate::world::cloud::NoCapacity;
+use crate::world::import::Imported;
+use crate::world::{World, WorldError};
+
+/// What the cluster and its cloud look like at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub at: Timestamp,
+    pub claims: Arc<Vec<NodeClaim>>,
+    pub pods: Arc<Vec<Pod>>,
+    pub events: Arc<Vec<Event>>,
+    /// Instances billed now, per `instance-type/capacity-type`.
+    pub billed: BTreeMap<String, usize>,
+    /// USD per hour of the instances billed now.
+    pub billed_per_hour: f64,
+    /// Interruption messages handled since the start.
+    pub interruptions: usize,
+}
+
+/// A change to the cloud under the cluster, as a scenario step asks for it.
+#[derive(Debug, Clone, Copy)]
+pub enum CloudChange<'a> {
+    /// Spot interruption warnings for these `(nodeclaim, instance)` pairs.
+    Interrupt(&'a [(String, String)]),
+    Unavailable(&'a Select),
+    Available(&'a Select),
+    ReleaseAmi(&'a str),
+    SpotPrice(&'a SpotPrice),
+}
+
+/// A cluster a scenario can drive. The futures run on the caller's thread (`block_on`), so
+/// they need not be `Send`.
+#[allow(async_fn_in_trait)]
+pub trait Cluster {
+    /// The cluster's time (simulated, or the wall clock on a real control plane).
+    fn now(&self) -> Timestamp;
+    /// How often the runner looks.
+    fn tick(&self) -> SignedDuration;
+    /// What an instance of this offering costs per hour now.
+    fn price(&self, capacity_type: CapacityType, instance_type: &str, zone: &str) -> Option<f64>;
+    /// Applies a manifest or a cluster dump (see [`crate::world::import`]).
+    async fn import(&self, manifest: &str) -> Result<Imported, WorldError>;
+    async fn delete(&self, o: &ObjectRef) -> Result<(), WorldError>;
+    async fn scale(&self, namespace: &str, name: &str, replicas: u32) -> Result<(), WorldError>;
+    /// Lets time move one tick on (or, when `quiet`, to the next moment something is due,
+    /// never past `end`); returns whether anything may have changed.
+    async fn step_toward(&mut self, quiet: bool, end: Timestamp) -> Result<bool, WorldError>;
+    async fn snapshot(&self) -> Result<Snapshot, WorldError>;
+    /// Applies `change`; returns a line for the timeline when this cluster's cloud has no
+    /// equivalent of it or applies it differently.
+    async fn change(&mut self, change: CloudChange<'_>) -> Result<Option<String>, WorldError>;
+    /// Invariants that do not hold now ([`super::invariants`]).
+    async fn audit(&self) -> Result<Vec<String>, WorldError>;
+    /// What the deciding side has used so far, when it is measured.
+    fn usage(&self) -> Option<Usage>;
+}
+
+impl NoCapacity {
+    /// The offerings a scenario's selector names.
+    pub fn of(sel: &Select) -> NoCapacity {
+        NoCapacity {
+            capacity_type: sel.capacity_type.as_deref().and_then(CapacityType::parse),
+            instance_type: sel.instance_type.clone(),
+            zone: sel.zone.clone(),
+        }
+    }
+}
+
+impl Cluster for World {
+    fn now(&self) -> Timestamp {
+        World::now(self)
+    }
+
+    fn tick(&self) -> SignedDuration {
+        self.options.tick
+    }
+
+    fn price(&self, capacity_type: CapacityType, instance_type: &str, zone: &str) -> Option<f64> {
+        self.cloud.prices.price(capacity_type, instance_type, zone)
+    }
+
+    async fn import(&self, manifest: &str) -> Result<Imported, WorldError> {
+        World::import(self, manifest).await
+    }
+
+    async fn delete(&self, o: &ObjectRef) -> Result<(), WorldError> {
+        let (v, ns) = (o.api_version.as_deref(), o.namespace.as_deref());
+        World::delete(self, v, &o.kind, ns, &o.name).await
+    }
+
+    async fn scale(&self, namespace: &str, name: &str, replicas: u32) -> Result<(), WorldError> {
+        World::scale(self, namespace, name, replicas).await
+    }
+
+    async fn step_toward(&mut self, quiet: bool, end: Timestamp) -> Result<bool, WorldError> {
+        World::step_toward(self, quiet, end).await
+    }
+
+    async fn snapshot(&self) -> Result<Snapshot, WorldError> {
+        let (billed, billed_per_hour) = billing(self);
+        Ok(Snapshot {
+            at: World::now(self),
+            claims: self.list::<NodeClaim>().await?,
+            pods: self.list::<Pod>().await?,
+            events: self.list::<Event>().await?,
+            billed,
+            billed_per_hour,
+            interruptions: self.interruptions_handled,
+        })
+    }
+
+    async fn change(&mut self, change: CloudChange<'_>) -> Result<Option<String>, WorldError> {
+        match change {
+            CloudChange::Interrupt(picked) => {
+                let ids: Vec<String> = picked.iter().map(|(_, id)| id.clone()).collect();
+                self.interrupt(&ids).await;
+            }
+            CloudChange::Unavailable(sel) => self.cloud.remove_capacity(NoCapacity::of(sel)),
+            CloudChange::Available(sel) => self.cloud.restore_matching(&NoCapacity::of(sel)),
+            CloudChange::ReleaseAmi(id) => self.cloud.release_ami(id),
+            CloudChange::SpotPrice(p) => {
+                self.cloud
+                    .set_spot_price(&p.instance_type, p.zone.as_deref(), p.price)
+            }
+        }
+        Ok(None)
+    }
+
+    async fn audit(&self) -> Result<Vec<String>, WorldError> {
+        super::invariants::check(self).await
+    }
+
+    /// On a real control plane: the CPU of the thread running the world (Kerf's handlers
+    /// with the simulated EC2 and kubelets, run one thread per world) and the process's peak
+    /// memory; an upper bound of what the handlers use.
+    fn usage(&self) -> Option<Usage> {
+        self.is_real()
+            .then(|| proc_usage(std::path::Path::new("/proc/thread-self")))
+    }
+}
+
+/// What EC2 bills now: every instance from its launch until it shuts down, whatever its
+/// NodeClaim's state (a draining node costs until its instance is terminated).
+fn billing(w: &World) -> (BTreeMap<String, usize>, f64) {
+    let mut shapes = BTreeMap::new();
+    let mut per_hour = 0.0;
+    for i in w.cloud.instances() {
+        if !matches!(i.info.state.as_str(), "pending" | "running" | "stopping") {
+            continue;
+        }
+        let (it, ct) = (&i.info.instance_type, i.info.capacity_type);
+        per_hour += w.cloud.prices.price(ct, it, &i.info.zone).unwrap_or(0.0);
+        *shapes.entry(format!("{it}/{}", ct.as_str())).or_default() += 1;
+    }
+    (shapes, per_hour)
+}

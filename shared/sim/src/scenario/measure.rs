@@ -1,0 +1,282 @@
+//! What a run is measured by beside its cost, the same way on every cluster: how long a pod
+//! waited from its creation until it was seen running, how long a node that could be
+//! disrupted (its `Consolidatable` or `Drifted` condition true) lasted until it was gone,
+//! disruptions by reason (`DisruptionTerminating` Events on NodeClaims), and pods evicted
+//! (`Evicted` Events).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::{Event, Pod};
+use kerf_api::v1::{ConditionStatus, NodeClaim};
+use kerf_labels::conditions;
+
+use crate::karpenter::process::Usage;
+
+/// The conditions that make a NodeClaim a disruption candidate.
+const DISRUPTABLE: [&str; 2] = [conditions::CONSOLIDATABLE, conditions::DRIFTED];
+
+/// Measurements accumulated over a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Measures {
+    /// Seconds from each pod's creation until it was first seen running.
+    pub pod_start: Vec<f64>,
+    /// Seconds from a disrupted NodeClaim becoming disruptable until it was gone.
+    pub to_removal: Vec<f64>,
+    /// Disruptions started, by reason (`Underutilized`, `Empty`, `Drifted`, …).
+    pub disruptions: BTreeMap<String, usize>,
+    /// Pods evicted.
+    pub evicted: usize,
+    /// What the deciding side used (a real control plane's runs only).
+    pub usage: Option<UsageSeen>,
+    disruptable_since: BTreeMap<String, Timestamp>,
+    disrupted: BTreeSet<String>,
+}
+
+fn since(c: &NodeClaim) -> Option<Timestamp> {
+    c.status
+        .as_ref()?
+        .conditions
+        .iter()
+        .filter(|k| k.status == ConditionStatus::True && DISRUPTABLE.contains(&k.type_.as_str()))
+        .filter_map(|k| k.last_transition_time.parse::<Timestamp>().ok())
+        .min()
+}
+
+impl Measures {
+    /// Notes when each NodeClaim became disruptable.
+    pub fn claims(&mut self, _at: Timestamp, claims: &[NodeClaim]) {
+        for c in claims {
+            let Some(name) = c.metadata.name.as_deref() else {
+                continue;
+            };
+            match since(c) {
+                Some(t) => {
+                    self.disruptable_since.entry(name.to_string()).or_insert(t);
+                }
+                None if c.metadata.deletion_timestamp.is_none() => {
+                    self.disruptable_since.remove(name);
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// A NodeClaim is gone at `at`.
+    pub fn gone(&mut self, at: Timestamp, name: &str) {
+        let since = self.disruptable_since.remove(name);
+        if let Some(t) = since.filter(|_| self.disrupted.contains(name)) {
+            self.to_removal
+                .push(at.duration_since(t).as_secs_f64().max(0.0));
+        }
+    }
+
+    /// A new Event.
+    pub fn event(&mut self, e: &Event) {
+        match e.reason.as_deref() {
+            Some("Evicted") => self.evicted += 1,
+            Some("DisruptionTerminating")
+                if e.involved_object.kind.as_deref() == Some("NodeClaim") =>
+            {
+                let name = e.involved_object.name.clone().unwrap_or_default();
+                if self.disrupted.insert(name) {
+                    let msg = e.message.as_deref().unwrap_or_default();
+                    *self.disruptions.entry(reason(msg)).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A pod is seen running for the first time at `at`.
+    pub fn running(&mut self, at: Timestamp, p: &Pod) {
+        if let Some(t) = &p.metadata.creation_timestamp {
+            self.pod_start
+                .push(at.duration_since(t.0).as_secs_f64().max(0.0));
+        }
+    }
+}
+
+/// CPU is averaged over windows this long for its peak.
+const CPU_WINDOW: SignedDuration = SignedDuration::from_secs(10);
+
+/// What the deciding side used over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UsageSeen {
+    pub cpu_seconds: f64,
+    /// The most CPU used in any 10 s window, in cores.
+    pub peak_cores: f64,
+    pub peak_rss: u64,
+    window: Option<(Timestamp, f64)>,
+}
+
+impl Measures {
+    /// What the deciding side has used by `at`.
+    pub fn usage(&mut self, at: Timestamp, now: Usage) {
+        let u = self.usage.get_or_insert_with(UsageSeen::default);
+        u.cpu_seconds = now.cpu_seconds;
+        u.peak_rss = u.peak_rss.max(now.peak_rss);
+        match u.window {
+            Some((t, cpu)) if at.duration_since(t) >= CPU_WINDOW => {
+                let cores = (now.cpu_seconds - cpu) / at.duration_since(t).as_secs_f64();
+                u.peak_cores = u.peak_cores.max(cores);
+                u.window = Some((at, now.cpu_seconds));
+            }
+            Some(_) => {}
+            None => u.window = Some((at, now.cpu_seconds)),
+        }
+    }
+}
+
+/// `Disrupting NodeClaim: Underutilized/Delete` → `Underutilized`.
+fn reason(message: &str) -> String {
+    let r = message.rsplit(": ").next().unwrap_or(message);
+    r.split('/').next().unwrap_or(r).trim().to_string()
+}
+
+/// The `q` quantile (0–1) of `v`, nearest rank; `None` when empty.
+pub fn quantile(v: &[f64], q: f64) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
+    s.get(rank - 1).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn claim(name: &str, conds: serde_json::Value, deleting: bool) -> NodeClaim {
+        let mut c = json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": name}, "spec": {"nodeClassRef": {"group": "g", "kind": "k",
+            "name": "n"}, "requirements": []}, "status": {"conditions": conds}});
+        if deleting {
+            c["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:10:00Z");
+        }
+        serde_json::from_value(c).unwrap()
+    }
+
+    fn cond(t: &str, status: &str, at: &str) -> serde_json::Value {
+        json!({"type": t, "status": status, "lastTransitionTime": at, "reason": t,
+            "message": ""})
+    }
+
+    fn event(reason: &str, kind: &str, name: &str, message: &str) -> Event {
+        serde_json::from_value(json!({"metadata": {"name": format!("{name}.{reason}")},
+            "reason": reason, "message": message,
+            "involvedObject": {"kind": kind, "name": name}}))
+        .unwrap()
+    }
+
+    fn ts(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_disrupted_claim_counts_from_its_condition_to_its_end() {
+        let mut m = Measures::default();
+        let c = claim(
+            "a",
+            json!([
+                cond("Consolidatable", "True", "2026-01-01T00:05:00Z"),
+                cond("Drifted", "True", "2026-01-01T00:07:00Z")
+            ]),
+            false,
+        );
+        let other = claim(
+            "b",
+            json!([cond("Consolidatable", "False", "2026-01-01T00:05:00Z")]),
+            false,
+        );
+        m.claims(ts("2026-01-01T00:06:00Z"), &[c, other]);
+        for e in [
+            event(
+                "DisruptionTerminating",
+                "Node",
+                "n-a",
+                "Disrupting Node: Underutilized/Delete",
+            ),
+            event(
+                "DisruptionTerminating",
+                "NodeClaim",
+                "a",
+                "Disrupting NodeClaim: Underutilized/Delete",
+            ),
+            event("Evicted", "Pod", "p", "Evicted pod: Underutilized"),
+        ] {
+            m.event(&e);
+        }
+        m.gone(ts("2026-01-01T00:06:30Z"), "a");
+        // A claim gone without a disruption (deleted by hand) is not counted.
+        m.gone(ts("2026-01-01T00:07:00Z"), "b");
+        assert_eq!(m.to_removal, [90.0]);
+        assert_eq!(
+            m.disruptions,
+            BTreeMap::from([("Underutilized".to_string(), 1)])
+        );
+        assert_eq!(m.evicted, 1);
+    }
+
+    #[test]
+    fn a_claim_no_longer_disruptable_starts_again() {
+        let mut m = Measures::default();
+        let on = claim(
+            "a",
+            json!([cond("Consolidatable", "True", "2026-01-01T00:01:00Z")]),
+            false,
+        );
+        m.claims(ts("2026-01-01T00:01:00Z"), &[on]);
+        let off = claim("a", json!([]), false);
+        m.claims(ts("2026-01-01T00:02:00Z"), &[off]);
+        let again = claim(
+            "a",
+            json!([cond("Consolidatable", "True", "2026-01-01T00:04:00Z")]),
+            true,
+        );
+        m.claims(ts("2026-01-01T00:04:00Z"), &[again]);
+        m.event(&event(
+            "DisruptionTerminating",
+            "NodeClaim",
+            "a",
+            "Disrupting NodeClaim: Empty/Delete",
+        ));
+        m.gone(ts("2026-01-01T00:05:00Z"), "a");
+        assert_eq!(m.to_removal, [60.0]);
+    }
+
+    #[test]
+    fn pods_count_from_creation_and_quantiles_take_the_nearest_rank() {
+        let mut m = Measures::default();
+        let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "p",
+            "creationTimestamp": "2026-01-01T00:00:00Z"}}))
+        .unwrap();
+        m.running(ts("2026-01-01T00:00:42Z"), &pod);
+        assert_eq!(m.pod_start, [42.0]);
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.5), Some(50.0));
+        assert_eq!(quantile(&v, 0.99), Some(99.0));
+        assert_eq!(quantile(&[], 0.5), None);
+        assert_eq!(reason("Disrupting NodeClaim: Drifted"), "Drifted");
+    }
+
+    #[test]
+    fn cpu_peaks_over_ten_second_windows_and_memory_keeps_its_peak() {
+        let mut m = Measures::default();
+        let u = |cpu: f64, rss: u64| Usage {
+            cpu_seconds: cpu,
+            peak_rss: rss,
+        };
+        m.usage(ts("2026-01-01T00:00:00Z"), u(1.0, 100));
+        m.usage(ts("2026-01-01T00:00:05Z"), u(2.0, 300));
+        m.usage(ts("2026-01-01T00:00:10Z"), u(6.0, 200));
+        m.usage(ts("2026-01-01T00:00:20Z"), u(7.0, 200));
+        let seen = m.usage.unwrap();
+        assert_eq!(seen.cpu_seconds, 7.0);
+        assert_eq!(seen.peak_cores, 0.5);
+        assert_eq!(seen.peak_rss, 300);
+    }
+}
