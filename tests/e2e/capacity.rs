@@ -72,6 +72,7 @@ async fn no_spot_capacity_anywhere_replans_on_demand_in_the_same_invocation() {
     });
     w.apply(&inflate(5)).await.unwrap();
     w.tick().await.unwrap();
+    batch_ends(&w);
     let r = w.deliver().await;
     assert_eq!(r["batchItemFailures"], serde_json::json!([]));
     let cs = claims(&w.client).await;

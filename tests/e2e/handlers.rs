@@ -338,6 +338,7 @@ async fn a_batch_the_api_server_fails_comes_back_whole_and_is_handled_on_redeliv
     let mut w = getting_started().await.unwrap();
     w.apply(&inflate(5)).await.unwrap();
     w.tick().await.unwrap();
+    batch_ends(&w);
     let messages = w.queue.receive(100);
     assert!(!messages.is_empty(), "the webhook queued hints");
     let event = kerf_sim::world::SimQueue::event(&messages);

@@ -194,6 +194,7 @@ async fn a_duplicate_delivery_launches_nothing_new() {
     let mut w = getting_started().await.unwrap();
     w.apply(&inflate(5)).await.unwrap();
     w.tick().await.unwrap();
+    batch_ends(&w);
     let messages = w.queue.receive(100);
     assert!(
         !messages.is_empty(),
@@ -227,6 +228,7 @@ async fn two_provisioners_at_once_launch_one_plan() {
         let mut w = getting_started().await.unwrap();
         w.apply(&inflate(12)).await.unwrap();
         w.tick().await.unwrap();
+        batch_ends(&w);
         let event = kerf_sim::world::SimQueue::event(&w.queue.receive(100));
         kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "a", &event).await;
         claims(&w.client).await.len()
@@ -235,6 +237,7 @@ async fn two_provisioners_at_once_launch_one_plan() {
     let mut w = getting_started().await.unwrap();
     w.apply(&inflate(12)).await.unwrap();
     w.tick().await.unwrap();
+    batch_ends(&w);
     let messages = w.queue.receive(100);
     let event = kerf_sim::world::SimQueue::event(&messages);
     let (a, b) = tokio::join!(
@@ -312,4 +315,39 @@ async fn a_launch_that_could_not_be_recorded_is_recorded_by_the_next_pass_with_t
     );
     assert_eq!(w.cloud.instances().len(), 1, "one instance ever");
     assert_eq!(w.logs.with_message("could not record the launch").len(), 1);
+}
+
+/// Karpenter's batching: hints whose pods arrived less than a second ago are carried on as
+/// one delayed hint (no pass, nothing launched); once arrivals stop, one pass plans them all.
+#[tokio::test]
+async fn pods_still_arriving_are_batched_until_they_stop() {
+    let mut w = getting_started().await.unwrap();
+    w.apply(&inflate(5)).await.unwrap();
+    w.tick().await.unwrap();
+    let messages = w.queue.receive(100);
+    assert!(!messages.is_empty(), "the webhook queued hints");
+    let event = kerf_sim::world::SimQueue::event(&messages);
+    let r =
+        kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "a", &event).await;
+    assert_eq!(r["batchItemFailures"], serde_json::json!([]));
+    assert!(
+        claims(&w.client).await.is_empty(),
+        "no pass while pods arrive"
+    );
+    // One hint carries the batch on, a second later, with its first arrival.
+    let carried = w.queue.receive(100);
+    assert!(carried.is_empty(), "delayed: not visible yet");
+    w.clock.advance(kerf_control::provision::batch::BATCH_IDLE);
+    let carried = w.queue.receive(100);
+    assert_eq!(carried.len(), 1, "{carried:?}");
+    let hint = kerf_control::ports::hint::Hint::parse(&carried[0].body).unwrap();
+    assert_eq!(hint.pods.len(), 5, "{hint:?}");
+    assert!(hint.since.is_some(), "{hint:?}");
+    let event = kerf_sim::world::SimQueue::event(&carried);
+    kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "b", &event).await;
+    assert_eq!(
+        claims(&w.client).await.len(),
+        1,
+        "one pass for the whole batch"
+    );
 }

@@ -235,6 +235,7 @@ async fn no_spot_capacity_anywhere_falls_back_to_on_demand_in_one_invocation() {
     });
     w.apply(&inflate(5)).await.unwrap();
     w.tick().await.unwrap();
+    batch_ends(&w);
     let r: Value = w.deliver().await;
     assert_eq!(r["batchItemFailures"], serde_json::json!([]));
     let live: Vec<String> = claims(&w.client)

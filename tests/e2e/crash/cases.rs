@@ -65,6 +65,7 @@ fn provision(on: On) -> Boxed<'static, (TestWorld, Value)> {
         let mut w = getting_started_on(on, Default::default()).await;
         w.apply(&inflate(5)).await.unwrap();
         let event = receive_when_there(&mut w, on, |w| &w.queue).await;
+        batch_ends(&w);
         (w, event)
     })
 }

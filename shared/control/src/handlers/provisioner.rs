@@ -23,8 +23,9 @@ use crate::error::ControlError;
 use crate::gc;
 use crate::lease::with_lease;
 use crate::log::controllers::PROVISIONER;
+use crate::ports::hint::Hint;
 use crate::ports::{Cloud, Cluster, Publisher, Queue, Timer, TimerKind};
-use crate::provision::{ProvisionReport, provision};
+use crate::provision::{ProvisionReport, batch, provision};
 use crate::timers::set_timer;
 use crate::view::View;
 use crate::webhook::pods::hint;
@@ -118,7 +119,9 @@ fn failed<C: Cluster, K: Cloud, P: Publisher>(
 }
 
 /// Whether a batch asks for a pass now: a timer that arrives before its moment is sent again
-/// with what remains; anything else (a hint, a due timer, an unreadable body) wakes a pass.
+/// with what remains; hints whose pods are still arriving are carried on as one hint, delayed
+/// until the batch ends ([`batch`]); anything else (a due timer, a hint whose batch is over,
+/// an unreadable body) wakes a pass.
 async fn wakes<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
@@ -126,15 +129,58 @@ async fn wakes<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
 ) -> bool {
     let now = ctx.now();
     let mut wake = false;
+    let mut hints = Vec::new();
     for r in event["Records"].as_array().into_iter().flatten() {
-        match Timer::parse(r["body"].as_str().unwrap_or_default()) {
+        let body = r["body"].as_str().unwrap_or_default();
+        match Timer::parse(body) {
             Ok(t) if t.early(now) => {
                 set_timer(ctx, queue, PROVISIONER, t.kind, t.due, &t.objects).await;
             }
-            _ => wake = true,
+            Ok(_) => wake = true,
+            Err(_) => match Hint::parse(body) {
+                Some(h) => hints.push(h),
+                None => wake = true,
+            },
         }
     }
-    wake
+    if hints.is_empty() {
+        return wake;
+    }
+    let Some(arrivals) = batch::Arrivals::of(&hints) else {
+        return true;
+    };
+    match arrivals.wait(now) {
+        Some(delay) if !wake => !carry(ctx, queue, &arrivals, delay).await,
+        _ => true,
+    }
+}
+
+/// Sends the batch on, `delay` seconds later; whether it was sent (if not, the pass runs now).
+async fn carry<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
+    ctx: &Ctx<C, K, P>,
+    queue: &Q,
+    arrivals: &batch::Arrivals,
+    delay: u32,
+) -> bool {
+    match queue.send(&arrivals.carried().body(), delay).await {
+        Ok(_) => {
+            ctx.log.debug(
+                PROVISIONER,
+                "pods still arriving; batch carried on",
+                json!({"pods": arrivals.pods.len(), "delaySeconds": delay,
+                    "since": crate::claim::rfc3339(arrivals.first)}),
+            );
+            true
+        }
+        Err(e) => {
+            ctx.log.warn(
+                PROVISIONER,
+                "could not carry the batch on; provisioning now",
+                json!({"error": e.to_string()}),
+            );
+            false
+        }
+    }
 }
 
 async fn batch_pass<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(

@@ -7,6 +7,7 @@
 pub mod clock;
 pub mod cloud;
 pub mod cluster;
+pub mod hint;
 pub mod publish;
 pub mod queue;
 pub mod termination;

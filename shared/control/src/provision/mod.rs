@@ -16,6 +16,7 @@
 //!    launch at its largest option, so room may remain). At most [`MAX_PASSES`] passes.
 
 pub mod act;
+pub mod batch;
 pub(crate) mod notify;
 
 use std::time::Instant;

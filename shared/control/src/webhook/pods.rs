@@ -16,10 +16,9 @@ use crate::metrics::names::PODS_STARTUP_DURATION;
 use crate::ports::{Cloud, Cluster, Publisher, Queue, Timer, TimerKind};
 use crate::view::{is_provisionable, key};
 
-/// The body of a provisioning hint.
+/// The body of a provisioning hint: `pods` arrived at `now`.
 pub fn hint(pods: &[String], now: Timestamp) -> String {
-    json!({"reason": "PodUnschedulable", "pods": pods, "time": crate::claim::rfc3339(now)})
-        .to_string()
+    crate::ports::hint::Hint::new(pods, now).body()
 }
 
 fn phase(p: &Pod) -> &str {
