@@ -30,6 +30,7 @@ macro_rules! on_both {
 }
 
 mod capacity;
+mod consolidatable;
 mod crash;
 mod delivery;
 mod disruption;

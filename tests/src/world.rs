@@ -135,7 +135,6 @@ pub fn coarse() -> WorldOptions {
     }
 }
 
-/// The `inflate` Deployment with `replicas`.
 /// Lets the provisioning batch end: the hints queued so far are older than the batch's idle
 /// time when the provisioner reads them (as the queue's batching window makes them), so the
 /// pass runs instead of carrying the batch on.
@@ -143,6 +142,7 @@ pub fn batch_ends(w: &World) {
     w.clock.advance(kerf_control::provision::batch::BATCH_IDLE);
 }
 
+/// The `inflate` Deployment with `replicas`.
 pub fn inflate(replicas: u32) -> String {
     read("examples/getting-started/inflate.yaml")
         .replace("replicas: 5", &format!("replicas: {replicas}"))

@@ -32,8 +32,8 @@ mod slots;
 mod topology;
 
 pub use disruption::{
-    DisruptOptions, Recorded, Rejection, allowed_disruptions, disrupt, due_moments, evacuate,
-    validate,
+    DisruptOptions, Recorded, Rejection, allowed_disruptions, consolidatable, disrupt, due_moments,
+    evacuate, validate,
 };
 pub use model::{Options, Snapshot};
 pub use plan::Plan;

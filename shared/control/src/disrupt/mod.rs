@@ -14,6 +14,7 @@
 //! 8. tell: `DisruptionBlocked` / `Unconsolidatable` Events with the engine's reasons, the
 //!    allowed disruptions per NodePool and reason.
 
+pub mod consolidatable;
 pub mod cost;
 pub mod decide;
 pub mod execute;
@@ -54,6 +55,8 @@ pub struct SweepReport {
     /// Timers armed for moments nodes become due.
     pub armed: usize,
     pub drifted: Vec<String>,
+    /// NodeClaims whose `Consolidatable` condition was set or removed.
+    pub consolidatable: usize,
     pub skipped: usize,
 }
 
@@ -121,6 +124,7 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     let conv = view.convert(ctx);
     let plan = kerf_engine::disrupt(&conv.snapshot, &o);
     mark_drifted(ctx, &view, &plan, &mut report).await?;
+    report.consolidatable = consolidatable::mark(ctx, &view, &conv.snapshot).await?;
     decide::decide(ctx, queues, &view, &plan, &mut report).await?;
     report.armed = timers::arm_due(ctx, queues.timers, &view, &conv.snapshot).await?;
     tell(ctx, &view, &plan).await;

@@ -166,6 +166,35 @@ fn defer(pass: &mut Pass<'_>, method: Method) {
     }
 }
 
+/// The NodeClaims whose `Consolidatable` condition is true now, sorted, as Karpenter's
+/// NodeClaim consolidation controller decides it: initialized, of a NodePool with a
+/// `consolidateAfter` (not `Never`), and that long past its last pod event (or its
+/// initialization, when no pod event is recorded). Claims being deleted are left out.
+pub fn consolidatable(snap: &Snapshot) -> Vec<String> {
+    let mut out: Vec<String> = snap
+        .node_claims
+        .iter()
+        .filter(|c| !c.deleting && c.is_true(kerf_labels::conditions::INITIALIZED))
+        .filter(|c| {
+            let pool = snap.node_pools.iter().find(|p| p.name == c.node_pool);
+            let after = pool.and_then(|p| p.disruption.consolidate_after);
+            let init = c
+                .condition(kerf_labels::conditions::INITIALIZED)
+                .map(|k| k.since);
+            match (after, init) {
+                (Some(a), Some(init)) => {
+                    let last = c.last_pod_event.unwrap_or(init).max(init);
+                    snap.now >= last + a
+                }
+                _ => false,
+            }
+        })
+        .map(|c| c.name.clone())
+        .collect();
+    out.sort();
+    out
+}
+
 /// When a managed node next becomes due for a disruption method by itself: the earliest
 /// future moment its `consolidateAfter` passes or its `expireAfter` runs out, per NodeClaim
 /// (sorted by name). The disruption function sets a timer for each.
