@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use kerf_e2e::real::cluster::ControlPlane;
 use kerf_e2e::world::repo;
 use kerf_sim::karpenter::{KarpenterCluster, Launch};
-use kerf_sim::scenario::{Observation, Progress, Scenario, TimelineEvent, run_on};
+use kerf_sim::scenario::{Observation, Progress, RunOn, Scenario, TimelineEvent, run_on};
 
 struct Quiet;
 
@@ -40,7 +40,11 @@ async fn the_real_karpenter_runs_a_scenario_on_kerfs_catalog() {
         .await
         .unwrap();
     let log = cluster.log();
-    let o = run_on(&scenario, cluster, true, &mut Quiet).await.unwrap();
+    let how = RunOn {
+        tolerate: true,
+        settle: true,
+    };
+    let o = run_on(&scenario, cluster, how, &mut Quiet).await.unwrap();
     let log = std::fs::read_to_string(Path::new(&log)).unwrap_or_default();
     // The scenario's own assertions held on Karpenter's side: 9 pods running, the tolerating
     // ones on the tainted pool's node (c or m, as its requirement on Kerf's label asks).

@@ -65,12 +65,20 @@ pub fn summary(pods: &[Value]) -> String {
         .join("; ")
 }
 
-/// Every NodeClaim, as JSON.
+/// Every NodeClaim, as JSON. A 429 (kube-apiserver answers "storage is (re)initializing"
+/// while its watch cache restarts) is retried after its Retry-After, as kubectl does.
 pub async fn claims(client: &Client) -> Vec<Value> {
-    let list = Api::<NodeClaim>::all(client.clone())
-        .list(&ListParams::default())
-        .await
-        .unwrap();
+    let api = Api::<NodeClaim>::all(client.clone());
+    let mut tries = 0;
+    let list = loop {
+        match api.list(&ListParams::default()).await {
+            Err(kube::Error::Api(s)) if s.code == 429 && tries < 30 => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+            other => break other.unwrap(),
+        }
+    };
     list.items
         .iter()
         .map(|c| serde_json::to_value(c).unwrap())

@@ -139,7 +139,9 @@ pub fn coarse() -> WorldOptions {
 /// time when the provisioner reads them (as the queue's batching window makes them), so the
 /// pass runs instead of carrying the batch on.
 pub fn batch_ends(w: &World) {
-    w.clock.advance(kerf_control::provision::batch::BATCH_IDLE);
+    // From the reading, not the last move: on a real control plane the clock follows the wall.
+    w.clock
+        .advance_to(w.now() + kerf_control::provision::batch::BATCH_IDLE);
 }
 
 /// The `inflate` Deployment with `replicas`.

@@ -223,6 +223,14 @@ impl View {
         }
     }
 
+    /// The NodeClaims not being deleted.
+    pub fn live_claims(&self) -> impl Iterator<Item = &kerf_api::v1::NodeClaim> {
+        self.snap
+            .node_claims
+            .iter()
+            .filter(|c| c.metadata.deletion_timestamp.is_none())
+    }
+
     /// The NodePool named `name`.
     pub fn pool(&self, name: &str) -> Option<&kerf_api::v1::NodePool> {
         self.snap

@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use kerf_sim::karpenter::{KarpenterCluster, Launch};
-use kerf_sim::scenario::{Decisions, Outcome, Scenario, run_on, world_for};
+use kerf_sim::scenario::{Decisions, Outcome, RunOn, Scenario, run_on, world_for};
 use kerf_sim::world::WorldOptions;
 
 use kerf_sim::scenario::{Kind, quantile};
 use kerf_sim::table::age;
 
-use super::table::over;
+use super::table::{over, span};
 use super::{error, live};
 use crate::args::SimArgs;
 use crate::error::CliError;
@@ -117,7 +117,11 @@ fn karpenter_side(
         }
         let cluster = cluster.map_err(|e| e.to_string())?;
         let log = cluster.log();
-        let outcome = run_on(&s, cluster, true, &mut live::Quiet)
+        let how = RunOn {
+            tolerate: true,
+            settle: true,
+        };
+        let outcome = run_on(&s, cluster, how, &mut live::Quiet)
             .await
             .map_err(|e| e.to_string())?;
         Ok((outcome, log))
@@ -153,6 +157,7 @@ pub fn beside(
         a.karpenter_cluster.as_deref().unwrap_or_default()
     );
     let rt = runtime()?;
+    let started = std::time::Instant::now();
     let kerf = rt.block_on(async {
         let world = world_for(s, options).await;
         if !meet(&to_karpenter, &from_karpenter, world.is_ok()) {
@@ -163,7 +168,11 @@ pub fn beside(
         }
         let world = world.map_err(error)?;
         let mut progress = live::Live::new(out, terminal);
-        let r = run_on(s, world, false, &mut progress).await;
+        let how = RunOn {
+            tolerate: false,
+            settle: true,
+        };
+        let r = run_on(s, world, how, &mut progress).await;
         progress.finish();
         r.map_err(error)
     });
@@ -178,7 +187,24 @@ pub fn beside(
         let _ = writeln!(out, "  {line}");
     }
     let runs = vec![("Kerf", kerf), ("Karpenter", k)];
+    for (label, o) in &runs {
+        let line = super::table::summary(o, started.elapsed());
+        let line = line.trim_start();
+        // Karpenter's side is not audited: its instances are KWOK Nodes, not EC2's.
+        let line = match *label {
+            "Kerf" => line,
+            _ => line.lines().next().unwrap_or_default(),
+        };
+        let _ = writeln!(out, "\n{label}: {}", line.trim_end());
+    }
     let _ = out.write_all(side_by_side(&runs).as_bytes());
+    // Kerf's invariants must hold (Karpenter's side is not audited: its instances are Nodes).
+    if let Some(first) = runs[0].1.violations.first() {
+        return Err(CliError::Internal(format!(
+            "{}: an invariant did not hold: {first}",
+            s.path
+        )));
+    }
     Ok(runs)
 }
 
@@ -228,11 +254,7 @@ fn usage(o: &Outcome, f: impl Fn(&kerf_sim::scenario::UsageSeen) -> String) -> S
 
 /// Both runs, figure by figure, over the same span of time.
 pub fn side_by_side(runs: &[(&str, Outcome)]) -> String {
-    let end = runs
-        .iter()
-        .map(|(_, o)| o.simulated)
-        .max()
-        .unwrap_or_default();
+    let end = span(runs);
     type Row = (&'static str, fn(&Outcome, jiff::SignedDuration) -> String);
     let figures: [Row; 12] = [
         ("cost over the span", |o, end| {

@@ -45,7 +45,7 @@ pub fn summary(o: &Outcome, wall: Duration) -> String {
         wall.as_secs_f64(),
         o.last.placed,
         o.last.launched,
-        o.last.disruptions(),
+        o.measures.disruptions.values().sum::<usize>(),
         o.last.interruptions,
         o.cost,
         o.node_hours,
@@ -64,13 +64,17 @@ pub fn over(o: &Outcome, end: jiff::SignedDuration) -> (f64, f64) {
     )
 }
 
-/// Kerf's run against Karpenter's decisions on the same scenario, over the same span.
-pub fn comparison(runs: &[(&str, Outcome)]) -> String {
-    let end = runs
-        .iter()
+/// The longest run's span: every run is compared over it ([`over`]).
+pub fn span(runs: &[(&str, Outcome)]) -> jiff::SignedDuration {
+    runs.iter()
         .map(|(_, o)| o.simulated)
         .max()
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// Kerf's run against Karpenter's decisions on the same scenario, over the same span.
+pub fn comparison(runs: &[(&str, Outcome)]) -> String {
+    let end = span(runs);
     let mut rows = vec![
         [
             "DECISIONS",

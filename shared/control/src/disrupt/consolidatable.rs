@@ -26,12 +26,7 @@ pub async fn mark<C: Cluster, K: Cloud, P: Publisher>(
 ) -> Result<usize, ControlError> {
     let now_true: BTreeSet<String> = kerf_engine::consolidatable(snapshot).into_iter().collect();
     let mut n = 0;
-    for c in view
-        .snap
-        .node_claims
-        .iter()
-        .filter(|c| c.metadata.deletion_timestamp.is_none())
-    {
+    for c in view.live_claims() {
         let name = claim::name(c);
         let has = c
             .status

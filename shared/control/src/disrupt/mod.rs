@@ -153,12 +153,7 @@ async fn restamp<C: Cluster, K: Cloud, P: Publisher>(
     view: &View,
 ) -> Result<usize, ControlError> {
     let mut n = 0;
-    for c in view
-        .snap
-        .node_claims
-        .iter()
-        .filter(|c| c.metadata.deletion_timestamp.is_none())
-    {
+    for c in view.live_claims() {
         let a = c.metadata.annotations.clone().unwrap_or_default();
         let mut stamp = BTreeMap::new();
         if a.get(kerf_labels::NODEPOOL_HASH_VERSION)

@@ -2,7 +2,7 @@
 //! drive every reconciler.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -22,10 +22,13 @@ impl Clock for SystemClock {
     }
 }
 
-/// A clock that only moves when told to (simulated time). Clones share the same time.
+/// A clock that only moves when told to (simulated time), or, once told to follow the wall
+/// clock, never reads earlier than it (a real control plane's time, to the microsecond).
+/// Clones share the same time.
 #[derive(Clone, Debug)]
 pub struct ManualClock {
     micros: Arc<AtomicI64>,
+    wall: Arc<AtomicBool>,
 }
 
 impl ManualClock {
@@ -33,7 +36,20 @@ impl ManualClock {
     pub fn new(start: Timestamp) -> Self {
         ManualClock {
             micros: Arc::new(AtomicI64::new(start.as_microsecond())),
+            wall: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Where the clock was last moved to (its reading, unless it follows the wall clock).
+    pub fn moved(&self) -> Timestamp {
+        // Every stored value came from a valid Timestamp plus bounded advances.
+        Timestamp::from_microsecond(self.micros.load(Ordering::SeqCst)).unwrap_or(Timestamp::MAX)
+    }
+
+    /// From now on the clock reads at least the wall clock: between two moves, time goes on
+    /// as it does for functions in Lambda instead of standing at the last move.
+    pub fn follow_wall(&self) {
+        self.wall.store(true, Ordering::SeqCst);
     }
 
     /// Moves the clock forward by `d` (a negative `d` is ignored: time never runs back).
@@ -50,8 +66,12 @@ impl ManualClock {
 
 impl Clock for ManualClock {
     fn now(&self) -> Timestamp {
-        // Every stored value came from a valid Timestamp plus bounded advances.
-        Timestamp::from_microsecond(self.micros.load(Ordering::SeqCst)).unwrap_or(Timestamp::MAX)
+        let set = self.moved();
+        if self.wall.load(Ordering::SeqCst) {
+            set.max(Timestamp::now())
+        } else {
+            set
+        }
     }
 }
 
@@ -69,5 +89,19 @@ mod tests {
         c.advance(SignedDuration::from_secs(-30));
         c.advance_to(t0);
         assert_eq!(c.now(), t0 + SignedDuration::from_secs(90));
+    }
+
+    #[test]
+    fn a_clock_following_the_wall_never_reads_earlier_than_it() {
+        let past: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let c = ManualClock::new(past);
+        c.follow_wall();
+        let before = Timestamp::now();
+        assert!(c.clone().now() >= before);
+        // Moved past the wall clock, it reads where it was moved.
+        let hour = Timestamp::now() + SignedDuration::from_hours(1);
+        let ahead = Timestamp::from_microsecond(hour.as_microsecond()).unwrap();
+        c.advance_to(ahead);
+        assert_eq!(c.now(), ahead);
     }
 }

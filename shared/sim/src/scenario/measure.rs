@@ -54,7 +54,10 @@ impl Measures {
                 Some(t) => {
                     self.disruptable_since.entry(name.to_string()).or_insert(t);
                 }
-                None if c.metadata.deletion_timestamp.is_none() => {
+                // Once a disruption took it, the pods it loses do not make it new again.
+                None if c.metadata.deletion_timestamp.is_none()
+                    && !self.disrupted.contains(name) =>
+                {
                     self.disruptable_since.remove(name);
                 }
                 None => {}
@@ -246,6 +249,27 @@ mod tests {
         ));
         m.gone(ts("2026-01-01T00:05:00Z"), "a");
         assert_eq!(m.to_removal, [60.0]);
+    }
+
+    #[test]
+    fn a_disrupted_claim_losing_its_condition_keeps_its_start() {
+        let mut m = Measures::default();
+        let on = claim(
+            "a",
+            json!([cond("Consolidatable", "True", "2026-01-01T00:01:00Z")]),
+            false,
+        );
+        m.claims(ts("2026-01-01T00:01:00Z"), &[on]);
+        m.event(&event(
+            "DisruptionTerminating",
+            "NodeClaim",
+            "a",
+            "Disrupting NodeClaim: Underutilized/Replace",
+        ));
+        // Its pods evicted: a pod event clears the condition while the command runs.
+        m.claims(ts("2026-01-01T00:02:00Z"), &[claim("a", json!([]), false)]);
+        m.gone(ts("2026-01-01T00:03:00Z"), "a");
+        assert_eq!(m.to_removal, [120.0]);
     }
 
     #[test]

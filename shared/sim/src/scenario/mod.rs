@@ -27,7 +27,7 @@ pub use expect::{Count, Expect, Failure, Money};
 pub use measure::{Measures, UsageSeen, quantile};
 pub use observe::{ClaimRow, Kind, Observation, TimelineEvent};
 pub use pace::{Pace, serve};
-pub use run::{Decisions, Outcome, Progress, Sample, run, run_on, run_with, world_for};
+pub use run::{Decisions, Outcome, Progress, RunOn, Sample, run, run_on, run_with, world_for};
 pub use step::{Action, ObjectRef, Scale, Select, SpotPrice, Step};
 
 use std::collections::BTreeMap;

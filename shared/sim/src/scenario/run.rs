@@ -122,21 +122,30 @@ pub async fn run_with(
 ) -> Result<Outcome, ScenarioError> {
     let mut r = Runner::start(s, options, progress, None).await?;
     r.steps(decisions == Decisions::Karpenter).await?;
-    r.drains_end().await?;
+    r.drains_end(false).await?;
     Ok(r.finish().await)
 }
 
-/// Runs `s` on a cluster of another kind (the real Karpenter's, say); with `tolerate`, a
-/// failed assertion is recorded in [`Outcome::failures`] instead of ending the run.
+/// How a run on another kind of cluster goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunOn {
+    /// A failed assertion is recorded in [`Outcome::failures`] instead of ending the run.
+    pub tolerate: bool,
+    /// After the last step, the run also goes on until no pod is pending (at most
+    /// [`DRAIN_TAIL`]), so that runs compared side by side end recovered, not mid-way.
+    pub settle: bool,
+}
+
+/// Runs `s` on a cluster of another kind (the real Karpenter's, say).
 pub async fn run_on<C: Cluster>(
     s: &Scenario,
     cluster: C,
-    tolerate: bool,
+    how: RunOn,
     progress: &mut dyn Progress,
 ) -> Result<Outcome, ScenarioError> {
     let mut r = Runner::begin(s, cluster, progress, None).await?;
-    r.steps(tolerate).await?;
-    r.drains_end().await?;
+    r.steps(how.tolerate).await?;
+    r.drains_end(how.settle).await?;
     Ok(r.finish().await)
 }
 
@@ -253,12 +262,14 @@ impl<'a, C: Cluster> Runner<'a, C> {
     }
 
     /// After the last step: the cluster runs on (at most [`DRAIN_TAIL`]) until every instance
-    /// EC2 bills belongs to a live NodeClaim, so a run's cost includes the drains it started
-    /// and its end state is the steady one.
-    pub(super) async fn drains_end(&mut self) -> Result<(), ScenarioError> {
+    /// EC2 bills belongs to a live NodeClaim (and, when `settle`, no pod is pending), so a
+    /// run's cost includes the drains it started and its end state is the steady one.
+    pub(super) async fn drains_end(&mut self, settle: bool) -> Result<(), ScenarioError> {
         let end = self.w.now() + DRAIN_TAIL;
         let mut quiet = false;
-        while self.out.last.billed_instances() > self.out.last.claims.len() && self.w.now() < end {
+        let busy =
+            |o: &Observation| o.billed_instances() > o.claims.len() || (settle && o.pending > 0);
+        while busy(&self.out.last) && self.w.now() < end {
             let changed = self
                 .w
                 .step_toward(quiet, end)

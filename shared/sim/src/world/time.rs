@@ -3,7 +3,6 @@
 //! on a real control plane.
 
 use jiff::{SignedDuration, Timestamp};
-use kerf_control::ports::Clock;
 use kube::Client;
 
 use super::{Server, World, WorldError};
@@ -12,7 +11,8 @@ impl World {
     /// Moves the clock one tick on; on a real control plane, once the wall clock is there
     /// (and to the wall clock when a slow tick left it behind).
     pub(super) async fn advance_clock(&self) {
-        let next = self.clock.now() + self.options.tick;
+        // Ticks keep their cadence: from the last tick, not from the (wall) reading.
+        let next = self.clock.moved() + self.options.tick;
         if !self.is_real() {
             self.clock.advance_to(next);
             return;

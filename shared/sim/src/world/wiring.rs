@@ -184,6 +184,10 @@ pub(super) async fn start(mut options: WorldOptions) -> Result<World, WorldError
         None => None,
     };
     let clock = ManualClock::new(options.start);
+    if real.is_some() {
+        // Functions on a real control plane read the time as they do in Lambda.
+        clock.follow_wall();
+    }
     let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let slot: Slot = Arc::default();
     let cloud = SimCloud::new(&options.region, dyn_clock.clone(), options.boot_delay);
