@@ -27,8 +27,6 @@ pub enum KarpenterError {
     Exited { status: String, log: PathBuf },
     #[error("karpenter did not report ready within 90 s; its log: {}", .0.display())]
     NotReady(PathBuf),
-    #[error("kubernetes API: {0}")]
-    Kube(#[from] kube::Error),
     #[error("{}: {message}", file.display())]
     Crd { file: PathBuf, message: String },
 }

@@ -45,7 +45,7 @@ fn since(c: &NodeClaim) -> Option<Timestamp> {
 
 impl Measures {
     /// Notes when each NodeClaim became disruptable.
-    pub fn claims(&mut self, _at: Timestamp, claims: &[NodeClaim]) {
+    pub fn claims(&mut self, claims: &[NodeClaim]) {
         for c in claims {
             let Some(name) = c.metadata.name.as_deref() else {
                 continue;
@@ -195,7 +195,7 @@ mod tests {
             json!([cond("Consolidatable", "False", "2026-01-01T00:05:00Z")]),
             false,
         );
-        m.claims(ts("2026-01-01T00:06:00Z"), &[c, other]);
+        m.claims(&[c, other]);
         for e in [
             event(
                 "DisruptionTerminating",
@@ -232,15 +232,15 @@ mod tests {
             json!([cond("Consolidatable", "True", "2026-01-01T00:01:00Z")]),
             false,
         );
-        m.claims(ts("2026-01-01T00:01:00Z"), &[on]);
+        m.claims(&[on]);
         let off = claim("a", json!([]), false);
-        m.claims(ts("2026-01-01T00:02:00Z"), &[off]);
+        m.claims(&[off]);
         let again = claim(
             "a",
             json!([cond("Consolidatable", "True", "2026-01-01T00:04:00Z")]),
             true,
         );
-        m.claims(ts("2026-01-01T00:04:00Z"), &[again]);
+        m.claims(&[again]);
         m.event(&event(
             "DisruptionTerminating",
             "NodeClaim",
@@ -259,7 +259,7 @@ mod tests {
             json!([cond("Consolidatable", "True", "2026-01-01T00:01:00Z")]),
             false,
         );
-        m.claims(ts("2026-01-01T00:01:00Z"), &[on]);
+        m.claims(&[on]);
         m.event(&event(
             "DisruptionTerminating",
             "NodeClaim",
@@ -267,7 +267,7 @@ mod tests {
             "Disrupting NodeClaim: Underutilized/Replace",
         ));
         // Its pods evicted: a pod event clears the condition while the command runs.
-        m.claims(ts("2026-01-01T00:02:00Z"), &[claim("a", json!([]), false)]);
+        m.claims(&[claim("a", json!([]), false)]);
         m.gone(ts("2026-01-01T00:03:00Z"), "a");
         assert_eq!(m.to_removal, [120.0]);
     }

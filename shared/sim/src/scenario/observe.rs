@@ -195,7 +195,7 @@ impl Observer {
             ref events,
             ..
         } = snap;
-        self.measures.claims(at, claims);
+        self.measures.claims(claims);
         let mut lines = Vec::new();
         let mut rows = Vec::new();
         let mut live = BTreeSet::new();
