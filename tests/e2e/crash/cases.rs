@@ -60,10 +60,35 @@ fn in_process_only(on: On, name: &str) {
     assert_eq!(on, On::InProcess, "{name} needs the in-process server");
 }
 
+/// Whether kube-scheduler has marked `want` pods unschedulable (each one's hint is then
+/// queued: the webhook sends it while admitting that status).
+async fn unschedulable(w: &World, want: usize) -> bool {
+    let marked = pods(&w.client)
+        .await
+        .iter()
+        .filter(|p| {
+            p.status
+                .iter()
+                .flat_map(|s| s.conditions.iter().flatten())
+                .any(|c| c.type_ == "PodScheduled" && c.reason.as_deref() == Some("Unschedulable"))
+        })
+        .count();
+    marked >= want
+}
+
 fn provision(on: On) -> Boxed<'static, (TestWorld, Value)> {
     Box::pin(async move {
         let mut w = getting_started_on(on, Default::default()).await;
         w.apply(&inflate(5)).await.unwrap();
+        // On a real control plane the ReplicaSet controller and kube-scheduler take their
+        // time: the batch is received once every pod of it is pending, as the provisioner's
+        // own batching would have it.
+        for _ in 0..120 {
+            if on == On::InProcess || unschedulable(&w, 5).await {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
         let event = receive_when_there(&mut w, on, |w| &w.queue).await;
         batch_ends(&w);
         (w, event)
