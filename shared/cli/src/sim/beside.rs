@@ -256,7 +256,7 @@ fn usage(o: &Outcome, f: impl Fn(&kerf_sim::scenario::UsageSeen) -> String) -> S
 pub fn side_by_side(runs: &[(&str, Outcome)]) -> String {
     let end = span(runs);
     type Row = (&'static str, fn(&Outcome, jiff::SignedDuration) -> String);
-    let figures: [Row; 12] = [
+    let figures: [Row; 14] = [
         ("cost over the span", |o, end| {
             format!("${:.4}", over(o, end).0)
         }),
@@ -269,10 +269,16 @@ pub fn side_by_side(runs: &[(&str, Outcome)]) -> String {
         ("pod created → running p50 / p99", |o, _| {
             latency(&o.measures.pod_start)
         }),
+        ("pod created → its NodeClaim p50 / p99", |o, _| {
+            latency(&o.measures.to_launch)
+        }),
         ("disruptable → removed p50 / p99", |o, _| {
             latency(&o.measures.to_removal)
         }),
         ("pods evicted", |o, _| o.measures.evicted.to_string()),
+        ("pods lost with their instance", |o, _| {
+            o.measures.lost.len().to_string()
+        }),
         ("CPU (decisions)", |o, _| {
             usage(o, |u| format!("{:.1} s", u.cpu_seconds))
         }),

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::process::{KarpenterProcess, Launch, Usage};
 use super::{KarpenterError, catalog};
-use crate::scenario::{CloudChange, Cluster, ObjectRef, Snapshot};
+use crate::scenario::{CloudChange, Cluster, ObjectRef, Snapshot, stranded};
 use crate::world::cloud::NoCapacity;
 use crate::world::import::{Imported, select};
 use crate::world::prices::Prices;
@@ -292,6 +292,11 @@ impl Cluster for KarpenterCluster {
         let claims = list_all::<NodeClaim>(&self.client).await?;
         let pods = list_all::<Pod>(&self.client).await?;
         let events = list_all::<Event>(&self.client).await?;
+        let nodes: std::collections::BTreeSet<String> = list_all::<Node>(&self.client)
+            .await?
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .collect();
         let mut billed = std::collections::BTreeMap::new();
         let mut per_hour = 0.0;
         // An instance is billed from its launch until Karpenter's provider deletes it, after
@@ -317,11 +322,13 @@ impl Cluster for KarpenterCluster {
         Ok(Snapshot {
             at,
             claims: Arc::new(claims),
+            stranded: stranded(&pods, |n| !nodes.contains(n)),
             pods: Arc::new(pods),
             events: Arc::new(events),
             billed,
             billed_per_hour: per_hour,
             interruptions: 0,
+            reclaims_due: self.reclaims.len(),
         })
     }
 

@@ -4,7 +4,7 @@
 //! through this trait: apply and delete objects, scale, let time pass, look, and change the
 //! cloud under it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
@@ -16,6 +16,7 @@ use super::{ObjectRef, Select, SpotPrice};
 use crate::karpenter::process::{Usage, proc_usage};
 use crate::world::cloud::NoCapacity;
 use crate::world::import::Imported;
+use crate::world::kubelet::node_name;
 use crate::world::{World, WorldError};
 
 /// What the cluster and its cloud look like at one moment.
@@ -31,6 +32,39 @@ pub struct Snapshot {
     pub billed_per_hour: f64,
     /// Interruption messages handled since the start.
     pub interruptions: usize,
+    /// Pods (by UID) still bound, neither finished nor being deleted, to a Node whose instance
+    /// is gone: what a reclaimed instance took down with it.
+    pub stranded: Vec<String>,
+    /// Instances the cloud has warned of and has yet to take back.
+    pub reclaims_due: usize,
+}
+
+/// The UIDs of `pods` stranded on a Node that `dead` says has lost its instance (a
+/// DaemonSet's pods go with their node by design and are not counted).
+pub fn stranded(pods: &[Pod], dead: impl Fn(&str) -> bool) -> Vec<String> {
+    let daemon = |p: &Pod| {
+        p.metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.kind == "DaemonSet")
+    };
+    let finished = |p: &Pod| {
+        matches!(
+            p.status.as_ref().and_then(|s| s.phase.as_deref()),
+            Some("Succeeded" | "Failed")
+        )
+    };
+    pods.iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none() && !daemon(p) && !finished(p))
+        .filter(|p| {
+            p.spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_deref())
+                .is_some_and(&dead)
+        })
+        .filter_map(|p| p.metadata.uid.clone())
+        .collect()
 }
 
 /// A change to the cloud under the cluster, as a scenario step asks for it.
@@ -114,14 +148,28 @@ impl Cluster for World {
 
     async fn snapshot(&self) -> Result<Snapshot, WorldError> {
         let (billed, billed_per_hour) = billing(self);
+        let now = World::now(self);
+        let instances = self.cloud.instances();
+        let gone: BTreeSet<String> = instances
+            .iter()
+            .filter(|i| !matches!(i.info.state.as_str(), "pending" | "running"))
+            .map(node_name)
+            .collect();
+        let reclaims_due = instances
+            .iter()
+            .filter(|i| i.info.state == "running" && i.reclaim_at.is_some_and(|t| t > now))
+            .count();
+        let pods = self.list::<Pod>().await?;
         Ok(Snapshot {
-            at: World::now(self),
+            at: now,
             claims: self.list::<NodeClaim>().await?,
-            pods: self.list::<Pod>().await?,
+            stranded: stranded(&pods, |n| gone.contains(n)),
+            pods,
             events: self.list::<Event>().await?,
             billed,
             billed_per_hour,
             interruptions: self.interruptions_handled,
+            reclaims_due,
         })
     }
 
@@ -169,4 +217,43 @@ fn billing(w: &World) -> (BTreeMap<String, usize>, f64) {
         *shapes.entry(format!("{it}/{}", ct.as_str())).or_default() += 1;
     }
     (shapes, per_hour)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(uid: &str, node: &str, extra: serde_json::Value) -> Pod {
+        let mut p = json!({"metadata": {"name": uid, "uid": uid}, "spec": {"nodeName": node,
+            "containers": []}, "status": {"phase": "Running"}});
+        if let (Some(p), Some(e)) = (p.as_object_mut(), extra.as_object()) {
+            for (k, v) in e {
+                p.insert(k.clone(), v.clone());
+            }
+        }
+        serde_json::from_value(p).unwrap()
+    }
+
+    #[test]
+    fn only_live_pods_of_dead_nodes_are_stranded() {
+        let pods = [
+            pod("on-dead", "dead", json!({})),
+            pod("on-live", "live", json!({})),
+            pod(
+                "leaving",
+                "dead",
+                json!({"metadata": {"name": "leaving", "uid": "leaving",
+                    "deletionTimestamp": "2026-01-01T00:00:00Z"}}),
+            ),
+            pod("done", "dead", json!({"status": {"phase": "Succeeded"}})),
+            pod(
+                "agent",
+                "dead",
+                json!({"metadata": {"name": "agent", "uid": "agent", "ownerReferences": [
+                    {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d", "uid": "d"}]}}),
+            ),
+        ];
+        assert_eq!(stranded(&pods, |n| n == "dead"), ["on-dead"]);
+    }
 }

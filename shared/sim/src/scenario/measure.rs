@@ -1,8 +1,10 @@
 //! What a run is measured by beside its cost, the same way on every cluster: how long a pod
 //! waited from its creation until it was seen running, how long a node that could be
 //! disrupted (its `Consolidatable` or `Drifted` condition true) lasted until it was gone,
-//! disruptions by reason (`DisruptionTerminating` Events on NodeClaims), and pods evicted
-//! (`Evicted` Events).
+//! how long a pod waited for the NodeClaim launched for it (its `Nominated` Event names the
+//! NodeClaim, as Karpenter's and Kerf's do: the decision's latency, without boot or
+//! kube-scheduler), disruptions by reason (`DisruptionTerminating` Events on NodeClaims),
+//! pods evicted (`Evicted` Events), and pods lost: still on a Node when its instance went away.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,14 +25,24 @@ pub struct Measures {
     pub pod_start: Vec<f64>,
     /// Seconds from a disrupted NodeClaim becoming disruptable until it was gone.
     pub to_removal: Vec<f64>,
+    /// Seconds from a pod's creation until the NodeClaim launched for it was created (pods
+    /// nominated to a NodeClaim created before them are not counted: none was launched for
+    /// them).
+    pub to_launch: Vec<f64>,
     /// Disruptions started, by reason (`Underutilized`, `Empty`, `Drifted`, …).
     pub disruptions: BTreeMap<String, usize>,
     /// Pods evicted.
     pub evicted: usize,
+    /// Pods (by UID) that were still on a Node when its instance went away.
+    pub lost: BTreeSet<String>,
     /// What the deciding side used (a real control plane's runs only).
     pub usage: Option<UsageSeen>,
     disruptable_since: BTreeMap<String, Timestamp>,
     disrupted: BTreeSet<String>,
+    /// Each NodeClaim's creation.
+    created: BTreeMap<String, Timestamp>,
+    /// The NodeClaim each pod (by UID, else name) was first nominated to.
+    nominated: BTreeMap<String, String>,
 }
 
 fn since(c: &NodeClaim) -> Option<Timestamp> {
@@ -50,6 +62,9 @@ impl Measures {
             let Some(name) = c.metadata.name.as_deref() else {
                 continue;
             };
+            if let Some(t) = &c.metadata.creation_timestamp {
+                self.created.entry(name.to_string()).or_insert(t.0);
+            }
             match since(c) {
                 Some(t) => {
                     self.disruptable_since.entry(name.to_string()).or_insert(t);
@@ -65,6 +80,11 @@ impl Measures {
         }
     }
 
+    /// Pods stranded on Nodes whose instance is gone.
+    pub fn stranded(&mut self, uids: &[String]) {
+        self.lost.extend(uids.iter().cloned());
+    }
+
     /// A NodeClaim is gone at `at`.
     pub fn gone(&mut self, at: Timestamp, name: &str) {
         let since = self.disruptable_since.remove(name);
@@ -78,6 +98,15 @@ impl Measures {
     pub fn event(&mut self, e: &Event) {
         match e.reason.as_deref() {
             Some("Evicted") => self.evicted += 1,
+            Some("Nominated") if e.involved_object.kind.as_deref() == Some("Pod") => {
+                let msg = e.message.as_deref().unwrap_or_default();
+                if let Some(claim) = msg.split("nodeclaim/").nth(1) {
+                    let claim = claim.split_whitespace().next().unwrap_or_default();
+                    self.nominated
+                        .entry(pod_key(&e.involved_object))
+                        .or_insert_with(|| claim.to_string());
+                }
+            }
             Some("DisruptionTerminating")
                 if e.involved_object.kind.as_deref() == Some("NodeClaim") =>
             {
@@ -93,11 +122,25 @@ impl Measures {
 
     /// A pod is seen running for the first time at `at`.
     pub fn running(&mut self, at: Timestamp, p: &Pod) {
-        if let Some(t) = &p.metadata.creation_timestamp {
-            self.pod_start
-                .push(at.duration_since(t.0).as_secs_f64().max(0.0));
+        let Some(t) = p.metadata.creation_timestamp.as_ref().map(|t| t.0) else {
+            return;
+        };
+        self.pod_start
+            .push(at.duration_since(t).as_secs_f64().max(0.0));
+        let key = p.metadata.uid.clone().or_else(|| p.metadata.name.clone());
+        let launched = key
+            .and_then(|k| self.nominated.get(&k))
+            .and_then(|c| self.created.get(c))
+            .filter(|&&c| c >= t);
+        if let Some(c) = launched {
+            self.to_launch.push(c.duration_since(t).as_secs_f64());
         }
     }
+}
+
+/// A pod's key in `nominated`: its UID, else its name.
+fn pod_key(o: &k8s_openapi::api::core::v1::ObjectReference) -> String {
+    o.uid.clone().or_else(|| o.name.clone()).unwrap_or_default()
 }
 
 /// CPU is averaged over windows this long for its peak.
@@ -285,6 +328,48 @@ mod tests {
         assert_eq!(quantile(&v, 0.99), Some(99.0));
         assert_eq!(quantile(&[], 0.5), None);
         assert_eq!(reason("Disrupting NodeClaim: Drifted"), "Drifted");
+    }
+
+    #[test]
+    fn a_pod_waits_for_the_claim_launched_for_it_not_for_one_launched_before_it() {
+        let mut m = Measures::default();
+        let created = |name: &str, at: &str| {
+            let mut c = claim(name, json!([]), false);
+            c.metadata.creation_timestamp =
+                Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(ts(at)));
+            c
+        };
+        m.claims(&[
+            created("old", "2026-01-01T00:00:00Z"),
+            created("new", "2026-01-01T00:01:02Z"),
+        ]);
+        let nominated = |pod: &str, claim: &str| {
+            event(
+                "Nominated",
+                "Pod",
+                pod,
+                &format!("Pod should schedule on: nodeclaim/{claim}"),
+            )
+        };
+        m.event(&nominated("p", "new"));
+        // A later nomination (to the node, or elsewhere) does not replace the first.
+        m.event(&event(
+            "Nominated",
+            "Pod",
+            "p",
+            "Pod should schedule on: node/n1",
+        ));
+        m.event(&nominated("q", "old"));
+        let pod = |name: &str| -> Pod {
+            serde_json::from_value(json!({"metadata": {"name": name,
+                "creationTimestamp": "2026-01-01T00:01:00Z"}}))
+            .unwrap()
+        };
+        m.running(ts("2026-01-01T00:01:55Z"), &pod("p"));
+        m.running(ts("2026-01-01T00:01:05Z"), &pod("q"));
+        m.running(ts("2026-01-01T00:01:05Z"), &pod("r"));
+        assert_eq!(m.to_launch, [2.0]);
+        assert_eq!(m.pod_start, [55.0, 5.0, 5.0]);
     }
 
     #[test]

@@ -22,7 +22,7 @@ mod pace;
 mod run;
 mod step;
 
-pub use cluster::{CloudChange, Cluster, Snapshot};
+pub use cluster::{CloudChange, Cluster, Snapshot, stranded};
 pub use expect::{Count, Expect, Failure, Money};
 pub use measure::{Measures, UsageSeen, quantile};
 pub use observe::{ClaimRow, Kind, Observation, TimelineEvent};

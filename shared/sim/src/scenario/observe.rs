@@ -54,6 +54,12 @@ pub struct Observation {
     pub billed: BTreeMap<String, usize>,
     /// USD per hour of the instances EC2 bills now.
     pub billed_per_hour: f64,
+    /// NodeClaims being deleted now.
+    pub deleting: usize,
+    /// Pods stranded now on a Node whose instance is gone.
+    pub stranded: usize,
+    /// Instances the cloud has yet to take back after its warning.
+    pub reclaims_due: usize,
 }
 
 impl Observation {
@@ -196,6 +202,7 @@ impl Observer {
             ..
         } = snap;
         self.measures.claims(claims);
+        self.measures.stranded(&snap.stranded);
         let mut lines = Vec::new();
         let mut rows = Vec::new();
         let mut live = BTreeSet::new();
@@ -270,6 +277,12 @@ impl Observer {
             launched: self.announced.len(),
             interruptions: snap.interruptions,
             reasons: self.reasons.clone(),
+            deleting: claims
+                .iter()
+                .filter(|c| c.metadata.deletion_timestamp.is_some())
+                .count(),
+            stranded: snap.stranded.len(),
+            reclaims_due: snap.reclaims_due,
         };
         Ok((o, lines))
     }

@@ -262,13 +262,19 @@ impl<'a, C: Cluster> Runner<'a, C> {
     }
 
     /// After the last step: the cluster runs on (at most [`DRAIN_TAIL`]) until every instance
-    /// EC2 bills belongs to a live NodeClaim (and, when `settle`, no pod is pending), so a
-    /// run's cost includes the drains it started and its end state is the steady one.
+    /// EC2 bills belongs to a live NodeClaim (and, when `settle`, no pod is pending or
+    /// stranded, no NodeClaim is being deleted and no warned instance is left to reclaim), so
+    /// a run's cost includes the drains it started and its end state is the steady one.
     pub(super) async fn drains_end(&mut self, settle: bool) -> Result<(), ScenarioError> {
         let end = self.w.now() + DRAIN_TAIL;
         let mut quiet = false;
+        // Settling also waits out what a reclaim sets off: the instance going, its stranded
+        // pods collected and recreated, the NodeClaims being deleted gone.
+        let unsettled = |o: &Observation| {
+            o.pending > 0 || o.deleting > 0 || o.reclaims_due > 0 || o.stranded > 0
+        };
         let busy =
-            |o: &Observation| o.billed_instances() > o.claims.len() || (settle && o.pending > 0);
+            |o: &Observation| o.billed_instances() > o.claims.len() || (settle && unsettled(o));
         while busy(&self.out.last) && self.w.now() < end {
             let changed = self
                 .w
