@@ -220,25 +220,57 @@ fn pools(
     let mut out = Vec::new();
     for (np, at) in pools {
         let class = &np.spec.template.spec.node_class_ref.name;
-        let catalog = match cache.get(class) {
-            Some(c) => c.clone(),
-            None => {
-                let c = catalog_for(class, classes, source, at, warnings)?;
+        let name = np.metadata.name.as_deref().unwrap_or_default();
+        let missing =
+            matches!(source, CatalogSource::Bundled { .. }) && !classes.contains_key(class);
+        let unready = if missing {
+            warnings.push(format!(
+                "{at}: NodePool {name:?} is not ready: its EC2NodeClass {class:?} is not in the \
+                 input, so it launches nothing (add the EC2NodeClass, or plan with --catalog)"
+            ));
+            Some(format!("EC2NodeClass {class:?} not found"))
+        } else {
+            not_ready(np)
+        };
+        let catalog = match (&unready, cache.get(class)) {
+            (Some(_), _) => Arc::default(),
+            (None, Some(c)) => c.clone(),
+            (None, None) => {
+                let c = catalog_for(class, classes, source)?;
                 cache.insert(class.clone(), c.clone());
                 c
             }
         };
-        out.push(cluster::node_pool(np, catalog).map_err(|e| e.at(at))?);
+        let pool = cluster::node_pool(np, catalog).map_err(|e| e.at(at))?;
+        out.push(kerf_engine::model::NodePool { unready, ..pool });
     }
     Ok(out)
+}
+
+/// Why a NodePool from a cluster dump is not ready: its `Ready` condition false, with the
+/// reason and message of the conditions that hold it (a pool without status is taken as ready,
+/// as a freshly applied one becomes).
+fn not_ready(np: &karpenter::NodePool) -> Option<String> {
+    let conds = &np.status.as_ref()?.conditions;
+    let is_false = |c: &&karpenter::Condition| c.status == karpenter::ConditionStatus::False;
+    conds.iter().filter(is_false).find(|c| c.type_ == "Ready")?;
+    let causes: Vec<String> = conds
+        .iter()
+        .filter(is_false)
+        .filter(|c| c.type_ != "Ready")
+        .map(|c| format!("{} {}", c.type_, c.reason))
+        .collect();
+    Some(if causes.is_empty() {
+        "its Ready condition is False".into()
+    } else {
+        format!("its Ready condition is False ({})", causes.join(", "))
+    })
 }
 
 fn catalog_for(
     class: &str,
     classes: &BTreeMap<String, (karpenter::EC2NodeClass, Location)>,
     source: &CatalogSource,
-    pool_at: &Location,
-    warnings: &mut Vec<String>,
 ) -> Result<Arc<Catalog>, CliError> {
     let region = match source {
         CatalogSource::File(c) => return Ok(c.clone()),
@@ -246,12 +278,7 @@ fn catalog_for(
     };
     let settings = match classes.get(class) {
         Some((nc, at)) => cluster::settings(nc).map_err(|e| e.at(at))?,
-        None => {
-            warnings.push(format!(
-                "{pool_at}: EC2NodeClass {class:?} is not in the input; assuming AL2023 defaults"
-            ));
-            NodeClassSettings::default()
-        }
+        None => NodeClassSettings::default(),
     };
     kerf_catalog::bundled::bundled(region, &settings)
         .map(Arc::new)

@@ -129,6 +129,57 @@ fn a_failed_assertion_exits_non_zero_naming_the_step() {
     assert!(stdout.contains("launched nodeclaim"), "{stdout}");
 }
 
+const NO_CLASS: &str = "name: no-class
+objects:
+  - manifest: |
+      apiVersion: karpenter.sh/v1
+      kind: NodePool
+      metadata: {name: default}
+      spec:
+        template:
+          spec:
+            requirements: []
+            nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: missing}
+  - file: ../../../../examples/getting-started/inflate.yaml
+steps:
+  - scale: {deployment: inflate, replicas: 2}
+  - until: {running: 2}
+    within: 3m
+";
+
+#[test]
+fn a_failed_wait_says_why_the_pods_are_pending_and_which_nodepool_is_not_ready() {
+    let dir = tmp("sim-no-class");
+    let text = NO_CLASS.replace(
+        "../../../../examples",
+        &repo().join("examples").display().to_string(),
+    );
+    let f = write(&dir, "no-class.yaml", &text);
+    let out = Command::new(env!("CARGO_BIN_EXE_kerf"))
+        .args(["sim", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("step 2: expected running pods 2, found 0 after 3m"),
+        "{err}"
+    );
+    // The provisioner's own reason, not `no nodepools are defined`.
+    assert!(
+        err.contains(
+            "2 pods pending (inflate-"
+        ) && err.contains(
+            "Failed to schedule pod, nodepool \"default\": not ready: EC2NodeClass \"missing\" not found"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("nodepool default not ready: NodeClassReady False (NodeClassNotFound"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_malformed_scenario_is_refused_naming_the_step_or_field() {
     let parse = |text: &str| Scenario::parse(text, "s.yaml", PathBuf::new()).unwrap_err();

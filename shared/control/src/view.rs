@@ -33,6 +33,9 @@ pub struct View {
     pub classes: BTreeMap<String, Arc<EC2NodeClass>>,
     /// Each node class's catalog, unavailable offerings marked, by class name.
     pub catalogs: BTreeMap<String, Arc<Catalog>>,
+    /// Why a needed class has no catalog (it does not exist, or listing failed), by name: its
+    /// NodePools are not ready and say so to the pods they cannot take.
+    pub unloaded: BTreeMap<String, String>,
     pub now: Timestamp,
 }
 
@@ -85,6 +88,7 @@ impl View {
             })
             .collect();
         let mut catalogs = BTreeMap::new();
+        let mut unloaded = BTreeMap::new();
         let classes_needed = if all_catalogs || needs_planning(&snap) {
             used_classes(&snap)
         } else {
@@ -92,6 +96,7 @@ impl View {
         };
         for name in classes_needed {
             let Some(class) = classes.get(&name) else {
+                unloaded.insert(name.clone(), format!("EC2NodeClass {name:?} not found"));
                 continue;
             };
             match ctx.cloud.catalog(class).await {
@@ -100,11 +105,15 @@ impl View {
                     marks.apply(&mut c, now);
                     catalogs.insert(name, Arc::new(c));
                 }
-                Err(e) => ctx.log.error(
-                    PROVISIONER,
-                    "could not list instance types",
-                    json!({"EC2NodeClass": {"name": name}, "error": e.to_string()}),
-                ),
+                Err(e) => {
+                    ctx.log.error(
+                        PROVISIONER,
+                        "could not list instance types",
+                        json!({"EC2NodeClass": {"name": name}, "error": e.to_string()}),
+                    );
+                    let why = format!("instance types of EC2NodeClass {name:?} not listed: {e}");
+                    unloaded.insert(name, why);
+                }
             }
         }
         Ok(View {
@@ -112,6 +121,7 @@ impl View {
             marks,
             classes,
             catalogs,
+            unloaded,
             now,
         })
     }
@@ -178,11 +188,15 @@ impl View {
         }
         for np in &self.snap.node_pools {
             let class = &np.spec.template.spec.node_class_ref.name;
-            let Some(catalog) = self.catalogs.get(class) else {
-                continue;
+            let (catalog, unready) = match (self.catalogs.get(class), self.unloaded.get(class)) {
+                (Some(c), _) => (c.clone(), None),
+                (None, Some(why)) => (Arc::default(), Some(why.clone())),
+                (None, None) => continue,
             };
-            match cluster::node_pool(np, catalog.clone()) {
-                Ok(x) if !x.deleting => s.node_pools.push(x),
+            match cluster::node_pool(np, catalog) {
+                Ok(x) if !x.deleting => s
+                    .node_pools
+                    .push(kerf_engine::model::NodePool { unready, ..x }),
                 Ok(_) => {}
                 Err(e) => warn(
                     "NodePool",

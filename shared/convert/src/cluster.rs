@@ -237,6 +237,7 @@ pub fn node_pool(np: &karpenter::NodePool, catalog: Arc<Catalog>) -> Result<Node
         hash: crate::hash::nodepool_hash(np),
         hash_version: kerf_labels::KERF_NODEPOOL_HASH_VERSION.to_string(),
         replicas: np.spec.replicas,
+        unready: None,
     })
 }
 

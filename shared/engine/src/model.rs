@@ -312,6 +312,16 @@ pub struct NodePool {
     pub hash_version: String,
     /// `spec.replicas`: a static pool, never consolidated.
     pub replicas: Option<i64>,
+    /// Why the pool is not ready (its EC2NodeClass missing, its `Ready` condition false): it
+    /// launches nothing and its nodes are left alone, and pods are told why.
+    pub unready: Option<String>,
+}
+
+impl NodePool {
+    /// Whether the pool takes part in provisioning and disruption: not being deleted, ready.
+    pub fn active(&self) -> bool {
+        !self.deleting && self.unready.is_none()
+    }
 }
 
 impl Default for NodePool {
@@ -333,6 +343,7 @@ impl Default for NodePool {
             hash: String::new(),
             hash_version: String::new(),
             replicas: None,
+            unready: None,
         }
     }
 }

@@ -212,6 +212,10 @@ fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolC
         resource_names: (0..ix.len()).map(|s| ix.name(s).to_string()).collect(),
         cache: Rc::default(),
     };
+    if let Some(why) = &np.unready {
+        pool.unusable = Some(format!("not ready: {why}"));
+        return pool;
+    }
     match pool_requirements(np) {
         Ok(r) => pool.reqs = r,
         Err(e) => {

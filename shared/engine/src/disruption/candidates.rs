@@ -115,7 +115,7 @@ pub fn census(snap: &Snapshot) -> Census<'_> {
         .map(|(i, n)| (n.name.as_str(), i))
         .collect();
     let mut out = Census::default();
-    for p in snap.node_pools.iter().filter(|p| !p.deleting) {
+    for p in snap.node_pools.iter().filter(|p| p.active()) {
         out.counts.insert(p.name.clone(), PoolCount::default());
     }
     let mut claims: Vec<&NodeClaim> = snap.node_claims.iter().collect();
@@ -142,7 +142,7 @@ fn sort<'a>(
     let pool = snap
         .node_pools
         .iter()
-        .find(|p| p.name == claim.node_pool && !p.deleting);
+        .find(|p| p.name == claim.node_pool && p.active());
     let skip = |kind, reason: String| Skipped {
         node_claim: claim.name.clone(),
         node: node.name.clone(),

@@ -147,7 +147,7 @@ fn pool_budgets(snap: &Snapshot, census: &Census<'_>) -> Vec<PoolBudget> {
     let pools: Vec<(&NodePool, budgets::PoolCount)> = snap
         .node_pools
         .iter()
-        .filter(|p| !p.deleting)
+        .filter(|p| p.active())
         .map(|p| (p, census.counts.get(&p.name).copied().unwrap_or_default()))
         .collect();
     budgets::pool_budgets(pools, snap.now)
@@ -176,7 +176,10 @@ pub fn consolidatable(snap: &Snapshot) -> Vec<String> {
         .iter()
         .filter(|c| !c.deleting && c.is_true(kerf_labels::conditions::INITIALIZED))
         .filter(|c| {
-            let pool = snap.node_pools.iter().find(|p| p.name == c.node_pool);
+            let pool = snap
+                .node_pools
+                .iter()
+                .find(|p| p.name == c.node_pool && p.unready.is_none());
             let after = pool.and_then(|p| p.disruption.consolidate_after);
             let init = c
                 .condition(kerf_labels::conditions::INITIALIZED)

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
-use kerf_api::v1::NodeClaim;
+use kerf_api::v1::{NodeClaim, NodePool};
 use kerf_catalog::settings::NodeClassSettings;
 use kerf_catalog::{CapacityType, Catalog};
 use kube::Client;
@@ -330,6 +330,10 @@ impl Cluster for KarpenterCluster {
             interruptions: 0,
             reclaims_due: self.reclaims.len(),
         })
+    }
+
+    async fn node_pools(&self) -> Result<Vec<NodePool>, WorldError> {
+        Ok(list_all::<NodePool>(&self.client).await?)
     }
 
     async fn change(&mut self, change: CloudChange<'_>) -> Result<Option<String>, WorldError> {

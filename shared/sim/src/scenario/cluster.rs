@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{Event, Pod};
-use kerf_api::v1::NodeClaim;
+use kerf_api::v1::{NodeClaim, NodePool};
 use kerf_catalog::CapacityType;
 
 use super::{ObjectRef, Select, SpotPrice};
@@ -96,6 +96,8 @@ pub trait Cluster {
     /// never past `end`); returns whether anything may have changed.
     async fn step_toward(&mut self, quiet: bool, end: Timestamp) -> Result<bool, WorldError>;
     async fn snapshot(&self) -> Result<Snapshot, WorldError>;
+    /// The NodePools, with their status (to say why nothing happened).
+    async fn node_pools(&self) -> Result<Vec<NodePool>, WorldError>;
     /// Applies `change`; returns a line for the timeline when this cluster's cloud has no
     /// equivalent of it or applies it differently.
     async fn change(&mut self, change: CloudChange<'_>) -> Result<Option<String>, WorldError>;
@@ -171,6 +173,10 @@ impl Cluster for World {
             interruptions: self.interruptions_handled,
             reclaims_due,
         })
+    }
+
+    async fn node_pools(&self) -> Result<Vec<NodePool>, WorldError> {
+        Ok(self.list::<NodePool>().await?.as_ref().clone())
     }
 
     async fn change(&mut self, change: CloudChange<'_>) -> Result<Option<String>, WorldError> {

@@ -76,12 +76,18 @@ pub struct Expect {
 }
 
 /// An assertion that did not hold.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("expected {what} {want}, found {found}")]
+#[derive(Debug, Clone, Default, PartialEq, thiserror::Error)]
+#[error("expected {what} {want}, found {found}{}", lines(.why))]
 pub struct Failure {
     pub what: String,
     pub want: String,
     pub found: String,
+    /// Why, as far as the cluster tells: pending pods' reasons, NodePools not ready.
+    pub why: Vec<String>,
+}
+
+fn lines(why: &[String]) -> String {
+    why.iter().map(|l| format!("\n  {l}")).collect()
 }
 
 fn count(what: &str, want: &Option<Count>, n: usize) -> Result<(), Failure> {
@@ -90,6 +96,7 @@ fn count(what: &str, want: &Option<Count>, n: usize) -> Result<(), Failure> {
             what: what.into(),
             want: c.to_string(),
             found: n.to_string(),
+            ..Failure::default()
         }),
         _ => Ok(()),
     }
@@ -133,6 +140,7 @@ impl Expect {
                     what: "cost per hour".into(),
                     want,
                     found: format!("${c:.4}"),
+                    ..Failure::default()
                 });
             }
         }
@@ -145,6 +153,7 @@ impl Expect {
                         "only {}",
                         o.reasons.keys().cloned().collect::<Vec<_>>().join(", ")
                     ),
+                    ..Failure::default()
                 });
             }
         }
@@ -160,6 +169,7 @@ impl Expect {
                     what: "instance types in".into(),
                     want: format!("[{}]", types.join(", ")),
                     found: other.join(", "),
+                    ..Failure::default()
                 });
             }
         }

@@ -21,6 +21,7 @@ mod observe;
 mod pace;
 mod run;
 mod step;
+mod why;
 
 pub use cluster::{CloudChange, Cluster, Snapshot, stranded};
 pub use expect::{Count, Expect, Failure, Money};

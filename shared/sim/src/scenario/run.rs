@@ -12,7 +12,7 @@ use super::measure::Measures;
 use super::observe::{Kind, Observer};
 use super::pace::Pace;
 use super::{Action, Observation, Scenario, ScenarioError, Select, TimelineEvent};
-use crate::world::{World, WorldOptions};
+use crate::world::{World, WorldError, WorldOptions};
 
 /// The cluster at one moment, for the charts.
 #[derive(Debug, Clone, PartialEq)]
@@ -445,9 +445,25 @@ impl<C: Cluster> Runner<'_, C> {
             }
         }
         match until.map(|e| e.check(&self.out.last)) {
-            Some(Err(failure)) => Err(self.assertion(failure, Some(d))),
+            Some(Err(failure)) => Err(self.explained(failure, Some(d)).await),
             _ => Ok(()),
         }
+    }
+
+    /// The assertion, with why the cluster is where it is (a failure to read it is said in
+    /// its place: the assertion is what the user needs first).
+    async fn explained(
+        &self,
+        mut failure: super::Failure,
+        within: Option<SignedDuration>,
+    ) -> ScenarioError {
+        let read =
+            async { Ok::<_, WorldError>((self.w.snapshot().await?, self.w.node_pools().await?)) };
+        failure.why = match read.await {
+            Ok((snap, pools)) => super::why::why(&snap.pods, &snap.events, &pools),
+            Err(e) => vec![format!("(could not read the cluster to say why: {e})")],
+        };
+        self.assertion(failure, within)
     }
 
     fn assertion(
@@ -505,8 +521,9 @@ impl<C: Cluster> Runner<'_, C> {
                 }
             }
             Action::Expect(e) => {
-                e.check(&self.out.last)
-                    .map_err(|f| self.assertion(f, None))?;
+                if let Err(f) = e.check(&self.out.last) {
+                    return Err(self.explained(f, None).await);
+                }
             }
             Action::Interrupt(sel) => {
                 let picked = self.select(sel);
