@@ -58,6 +58,10 @@ pub struct SimArgs {
     /// (a kubeconfig is printed and written), until Ctrl-C (then --report is written).
     #[arg(long)]
     pub serve: bool,
+    /// Append Kerf's functions' JSON log lines (what CloudWatch Logs would hold) to this file
+    /// as they are written, for `jq`.
+    #[arg(long, value_name = "FILE")]
+    pub logs: Option<String>,
     /// With --serve: the API server's port on 127.0.0.1 (0: any free port).
     #[arg(long, default_value_t = 0, requires = "serve")]
     pub port: u16,

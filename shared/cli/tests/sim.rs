@@ -181,6 +181,47 @@ fn a_failed_wait_says_why_the_pods_are_pending_and_which_nodepool_is_not_ready()
 }
 
 #[test]
+fn logs_go_to_the_file_as_json_lines_a_karpenter_user_can_jq() {
+    let dir = tmp("sim-logs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("kerf.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_kerf"))
+        .args(["sim", "--logs", log.to_str().unwrap()])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Karpenter's shape: level, time, logger, message, and the objects named.
+    let launched = lines
+        .iter()
+        .find(|l| l["message"] == "launched nodeclaim")
+        .unwrap_or_else(|| panic!("no launch in {text}"));
+    for key in ["level", "time", "logger", "NodeClaim"] {
+        assert!(!launched[key].is_null(), "{key} missing: {launched}");
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_kerf"))
+        .args(["sim", "--logs", "/nonexistent/dir/kerf.log"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("/nonexistent/dir/kerf.log") && err.contains("cannot write the log file"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_malformed_scenario_is_refused_naming_the_step_or_field() {
     let parse = |text: &str| Scenario::parse(text, "s.yaml", PathBuf::new()).unwrap_err();
     let e = parse("name: x\nsteps:\n  - advance: 5m\n    scale: {deployment: a, replicas: 1}\n");

@@ -138,6 +138,7 @@ pub fn beside(
     let (kerf_kc, launch, crds) = launch(a, s)?;
     let options = WorldOptions {
         cluster: Some(kerf_kc.clone()),
+        logs: a.logs.as_ref().map(PathBuf::from),
         ..Decisions::Kerf.options()
     };
     let (to_karpenter, from_kerf) = mpsc::channel();

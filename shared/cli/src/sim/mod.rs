@@ -109,6 +109,13 @@ pub fn simulate(s: &Scenario, out: &mut dyn Write, terminal: bool) -> Result<Out
 /// `kerf sim`.
 pub fn sim(a: &SimArgs) -> Result<(), CliError> {
     let s = load(a)?;
+    if let Some(f) = &a.logs {
+        // Refused before the run starts, as bad input (exit 2).
+        std::fs::File::create(f).map_err(|e| CliError::File {
+            file: f.clone(),
+            message: format!("cannot write the log file: {e}"),
+        })?;
+    }
     let stdout = std::io::stdout();
     let terminal = std::io::IsTerminal::is_terminal(&stdout);
     let mut out = stdout.lock();
@@ -125,14 +132,13 @@ pub fn sim(a: &SimArgs) -> Result<(), CliError> {
     }
     let kerf = if a.serve {
         serve::serve(a, &s, &mut out)?
-    } else if let Some(kc) = &a.cluster {
+    } else {
         let options = WorldOptions {
-            cluster: Some(PathBuf::from(kc)),
+            cluster: a.cluster.as_ref().map(PathBuf::from),
+            logs: a.logs.as_ref().map(PathBuf::from),
             ..Decisions::Kerf.options()
         };
         simulate_on(&s, Decisions::Kerf, options, &mut out, terminal, false)?
-    } else {
-        simulate(&s, &mut out, terminal)?
     };
     let mut runs = vec![("Kerf", kerf)];
     if a.compare == Some(Compare::Karpenter) {

@@ -57,7 +57,12 @@ pub fn serve(a: &SimArgs, s: &Scenario, out: &mut dyn Write) -> Result<Outcome, 
     let mut live = live::Live::new(out, false);
     let pace = Pace::new(a.speed, stop);
     let result = rt.block_on(kerf_sim::scenario::serve(
-        s, a.port, pace, &mut live, &mut ready,
+        s,
+        a.port,
+        a.logs.as_ref().map(std::path::PathBuf::from),
+        pace,
+        &mut live,
+        &mut ready,
     ));
     live.finish();
     written?;

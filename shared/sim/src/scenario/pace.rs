@@ -52,6 +52,7 @@ impl Pace {
 pub async fn serve(
     s: &Scenario,
     port: u16,
+    logs: Option<std::path::PathBuf>,
     pace: Pace,
     progress: &mut dyn Progress,
     ready: &mut dyn FnMut(&str),
@@ -59,6 +60,7 @@ pub async fn serve(
     let options = WorldOptions {
         start: Timestamp::now(),
         port,
+        logs,
         ..WorldOptions::default()
     };
     let mut r = Runner::start(s, options, progress, Some(pace)).await?;

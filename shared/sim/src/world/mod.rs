@@ -14,6 +14,7 @@ pub mod crash;
 mod deliver;
 pub mod import;
 pub mod kubelet;
+pub mod logfile;
 pub mod pdb;
 pub mod prices;
 pub mod queue;
@@ -95,6 +96,8 @@ pub struct WorldOptions {
     /// A real control plane to run on instead of the in-process server: its kubeconfig
     /// ([`real`]). Time is then the wall clock and `start` and `skip_idle` do not apply.
     pub cluster: Option<std::path::PathBuf>,
+    /// Also append the functions' JSON log lines to this file as they are written.
+    pub logs: Option<std::path::PathBuf>,
 }
 
 impl Default for WorldOptions {
@@ -118,6 +121,7 @@ impl Default for WorldOptions {
             duplicate_deliveries: false,
             port: 0,
             cluster: None,
+            logs: None,
         }
     }
 }
@@ -134,6 +138,9 @@ pub enum WorldError {
     /// The real control plane: unreachable, or refusing Kerf's installation.
     #[error("cluster: {0}")]
     Cluster(String),
+    /// `--logs FILE` cannot be written.
+    #[error("cannot write the log file {path}: {message}")]
+    LogFile { path: String, message: String },
     /// Asked of a world on a real control plane.
     #[error("{0} exists only with the in-process API server")]
     InProcessOnly(&'static str),

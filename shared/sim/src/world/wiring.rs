@@ -6,7 +6,7 @@
 use std::sync::{Arc, OnceLock};
 
 use kerf_control::ctx::{Ctx, Settings};
-use kerf_control::log::{Level, Logger, MemorySink};
+use kerf_control::log::{Level, LogSink, Logger, MemorySink};
 use kerf_control::ports::{Clock, ManualClock};
 use kerf_kube::KubeCluster;
 use kube::Client;
@@ -72,7 +72,7 @@ fn ctx(
     cloud: &SimCloud,
     publisher: &SimPublisher,
     clock: &Arc<dyn Clock>,
-    logs: &Arc<MemorySink>,
+    logs: &Arc<dyn LogSink>,
     options: &WorldOptions,
 ) -> SimCtx {
     let mut settings = Settings::new(&options.cluster_name, KERF_NAMESPACE);
@@ -197,8 +197,12 @@ pub(super) async fn start(mut options: WorldOptions) -> Result<World, WorldError
     let timer_queue = SimQueue::new(dyn_clock.clone(), options.visibility);
     let publisher = SimPublisher::default();
     let logs = Arc::new(MemorySink::default());
+    let sink: Arc<dyn LogSink> = match &options.logs {
+        Some(path) => Arc::new(super::logfile::Tee::create(path, logs.clone())?),
+        None => logs.clone(),
+    };
     let new_ctx =
-        |client: &Client| Arc::new(ctx(client, &cloud, &publisher, &dyn_clock, &logs, &options));
+        |client: &Client| Arc::new(ctx(client, &cloud, &publisher, &dyn_clock, &sink, &options));
     let (mut server, client, contexts): (Server, Client, Contexts) = match real {
         None => {
             let (server, client, kerf) = in_process(&options, &clock, slot.clone(), &cloud).await?;
