@@ -240,6 +240,10 @@ impl Cluster for KarpenterCluster {
         self.tick
     }
 
+    fn wall_clock(&self) -> bool {
+        true
+    }
+
     fn price(&self, capacity_type: CapacityType, instance_type: &str, zone: &str) -> Option<f64> {
         self.prices.price(capacity_type, instance_type, zone)
     }

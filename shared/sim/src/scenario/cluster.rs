@@ -86,6 +86,8 @@ pub trait Cluster {
     fn now(&self) -> Timestamp;
     /// How often the runner looks.
     fn tick(&self) -> SignedDuration;
+    /// Whether time is the wall clock's (a real control plane), not a simulated one.
+    fn wall_clock(&self) -> bool;
     /// What an instance of this offering costs per hour now.
     fn price(&self, capacity_type: CapacityType, instance_type: &str, zone: &str) -> Option<f64>;
     /// Applies a manifest or a cluster dump (see [`crate::world::import`]).
@@ -125,6 +127,10 @@ impl Cluster for World {
 
     fn tick(&self) -> SignedDuration {
         self.options.tick
+    }
+
+    fn wall_clock(&self) -> bool {
+        self.is_real()
     }
 
     fn price(&self, capacity_type: CapacityType, instance_type: &str, zone: &str) -> Option<f64> {

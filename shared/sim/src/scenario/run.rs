@@ -66,6 +66,9 @@ pub(super) struct Runner<'a, C: Cluster = World> {
     progress: &'a mut dyn Progress,
     index: usize,
     pace: Option<Pace>,
+    /// On the wall clock: no look before this, so that looking (listing every pod and
+    /// Event) takes at most half of the loop and does not slow the decisions it watches.
+    next_look: Option<Instant>,
 }
 
 /// Whose decisions drive the simulated cluster.
@@ -232,6 +235,7 @@ impl<'a, C: Cluster> Runner<'a, C> {
             progress,
             index: 0,
             pace,
+            next_look: None,
         };
         r.look().await?;
         r.note_skipped(&skipped);
@@ -282,7 +286,7 @@ impl<'a, C: Cluster> Runner<'a, C> {
                 .await
                 .map_err(|e| self.fail(e.to_string()))?;
             quiet = !changed;
-            self.look().await?;
+            self.look_paced().await?;
         }
         Ok(())
     }
@@ -385,6 +389,22 @@ impl<C: Cluster> Runner<'_, C> {
         }
     }
 
+    /// [`Self::look`] in the loops: on a wall-clock cluster, skipped until as long after the
+    /// last look as that look took (a simulated clock does not wait on looks).
+    async fn look_paced(&mut self) -> Result<(), ScenarioError> {
+        if !self.w.wall_clock() {
+            return self.look().await;
+        }
+        let started = Instant::now();
+        if self.next_look.is_some_and(|t| started < t) {
+            return Ok(());
+        }
+        self.look().await?;
+        let now = Instant::now();
+        self.next_look = Some(now + now.duration_since(started));
+        Ok(())
+    }
+
     async fn look(&mut self) -> Result<(), ScenarioError> {
         let (o, lines) = self
             .observer
@@ -437,7 +457,7 @@ impl<C: Cluster> Runner<'_, C> {
                 .await
                 .map_err(|e| self.fail(e.to_string()))?;
             quiet = !changed;
-            self.look().await?;
+            self.look_paced().await?;
             if let Some(e) = until
                 && e.check(&self.out.last).is_ok()
             {
