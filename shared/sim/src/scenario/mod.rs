@@ -13,6 +13,7 @@
 //!     within: 5m
 //! ```
 
+mod act;
 mod cluster;
 mod expect;
 pub mod invariants;
