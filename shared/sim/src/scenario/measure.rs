@@ -1,5 +1,5 @@
 //! What a run is measured by beside its cost, the same way on every cluster: how long a pod
-//! waited from its creation until it was seen running, how long a node that could be
+//! waited from its creation until it ran (its kubelet's `Ready` transition), how long a node that could be
 //! disrupted (its `Consolidatable` or `Drifted` condition true) lasted until it was gone,
 //! how long a pod waited for the NodeClaim launched for it (its `Nominated` Event names the
 //! NodeClaim, as Karpenter's and Kerf's do: the decision's latency, without boot or
@@ -21,7 +21,7 @@ const DISRUPTABLE: [&str; 2] = [conditions::CONSOLIDATABLE, conditions::DRIFTED]
 /// Measurements accumulated over a run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Measures {
-    /// Seconds from each pod's creation until it was first seen running.
+    /// Seconds from each pod's creation until it ran (Ready, else first seen running).
     pub pod_start: Vec<f64>,
     /// Seconds from a disrupted NodeClaim becoming disruptable until it was gone.
     pub to_removal: Vec<f64>,
@@ -120,13 +120,16 @@ impl Measures {
         }
     }
 
-    /// A pod is seen running for the first time at `at`.
+    /// A pod is seen running for the first time at `at`: it started when its kubelet said it
+    /// became Ready (its `Ready` condition's transition), else when it was seen, so that how
+    /// often the cluster is looked at does not count.
     pub fn running(&mut self, at: Timestamp, p: &Pod) {
         let Some(t) = p.metadata.creation_timestamp.as_ref().map(|t| t.0) else {
             return;
         };
+        let ready = ready_since(p).filter(|r| *r <= at).unwrap_or(at);
         self.pod_start
-            .push(at.duration_since(t).as_secs_f64().max(0.0));
+            .push(ready.duration_since(t).as_secs_f64().max(0.0));
         let key = p.metadata.uid.clone().or_else(|| p.metadata.name.clone());
         let launched = key
             .and_then(|k| self.nominated.get(&k))
@@ -136,6 +139,19 @@ impl Measures {
             self.to_launch.push(c.duration_since(t).as_secs_f64());
         }
     }
+}
+
+/// When `p`'s `Ready` condition last turned true.
+fn ready_since(p: &Pod) -> Option<Timestamp> {
+    p.status
+        .as_ref()?
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "Ready" && c.status == "True")?
+        .last_transition_time
+        .as_ref()
+        .map(|t| t.0)
 }
 
 /// A pod's key in `nominated`: its UID, else its name.
@@ -323,6 +339,13 @@ mod tests {
         .unwrap();
         m.running(ts("2026-01-01T00:00:42Z"), &pod);
         assert_eq!(m.pod_start, [42.0]);
+        // Seen later than its kubelet made it Ready: the Ready transition counts.
+        let ready: Pod = serde_json::from_value(json!({"metadata": {"name": "r",
+            "creationTimestamp": "2026-01-01T00:00:00Z"}, "status": {"conditions": [
+            {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:53Z"}]}}))
+        .unwrap();
+        m.running(ts("2026-01-01T00:01:10Z"), &ready);
+        assert_eq!(m.pod_start, [42.0, 53.0]);
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
         assert_eq!(quantile(&v, 0.5), Some(50.0));
         assert_eq!(quantile(&v, 0.99), Some(99.0));
