@@ -17,6 +17,9 @@ use crate::karpenter::process::Usage;
 
 /// The conditions that make a NodeClaim a disruption candidate.
 const DISRUPTABLE: [&str; 2] = [conditions::CONSOLIDATABLE, conditions::DRIFTED];
+/// The disruptions those conditions lead to (an expiry is timed by `expireAfter`, not by
+/// them).
+const BY_CONDITION: [&str; 3] = ["Underutilized", "Empty", "Drifted"];
 
 /// Measurements accumulated over a run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -39,6 +42,8 @@ pub struct Measures {
     pub usage: Option<UsageSeen>,
     disruptable_since: BTreeMap<String, Timestamp>,
     disrupted: BTreeSet<String>,
+    /// The NodeClaims disrupted for a reason their conditions time.
+    by_condition: BTreeSet<String>,
     /// Each NodeClaim's creation.
     created: BTreeMap<String, Timestamp>,
     /// The NodeClaim each pod (by UID, else name) was first nominated to.
@@ -88,7 +93,7 @@ impl Measures {
     /// A NodeClaim is gone at `at`.
     pub fn gone(&mut self, at: Timestamp, name: &str) {
         let since = self.disruptable_since.remove(name);
-        if let Some(t) = since.filter(|_| self.disrupted.contains(name)) {
+        if let Some(t) = since.filter(|_| self.by_condition.contains(name)) {
             self.to_removal
                 .push(at.duration_since(t).as_secs_f64().max(0.0));
         }
@@ -111,9 +116,12 @@ impl Measures {
                 if e.involved_object.kind.as_deref() == Some("NodeClaim") =>
             {
                 let name = e.involved_object.name.clone().unwrap_or_default();
-                if self.disrupted.insert(name) {
-                    let msg = e.message.as_deref().unwrap_or_default();
-                    *self.disruptions.entry(reason(msg)).or_default() += 1;
+                if self.disrupted.insert(name.clone()) {
+                    let why = reason(e.message.as_deref().unwrap_or_default());
+                    if BY_CONDITION.contains(&why.as_str()) {
+                        self.by_condition.insert(name);
+                    }
+                    *self.disruptions.entry(why).or_default() += 1;
                 }
             }
             _ => {}
@@ -276,9 +284,23 @@ mod tests {
         // A claim gone without a disruption (deleted by hand) is not counted.
         m.gone(ts("2026-01-01T00:07:00Z"), "b");
         assert_eq!(m.to_removal, [90.0]);
+        // Nor one expired while consolidatable: its conditions did not time it.
+        m.claims(&[claim(
+            "old",
+            json!([cond("Consolidatable", "True", "2026-01-01T00:00:00Z")]),
+            false,
+        )]);
+        m.event(&event(
+            "DisruptionTerminating",
+            "NodeClaim",
+            "old",
+            "Disrupting NodeClaim: Expired/Delete",
+        ));
+        m.gone(ts("2026-01-01T01:00:10Z"), "old");
+        assert_eq!(m.to_removal, [90.0]);
         assert_eq!(
             m.disruptions,
-            BTreeMap::from([("Underutilized".to_string(), 1)])
+            BTreeMap::from([("Expired".to_string(), 1), ("Underutilized".to_string(), 1)])
         );
         assert_eq!(m.evicted, 1);
     }
