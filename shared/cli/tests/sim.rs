@@ -106,19 +106,23 @@ steps:
     expect: {nodes: 7}
 ";
 
-#[test]
-fn a_failed_assertion_exits_non_zero_naming_the_step() {
-    let dir = tmp("sim-failing");
-    // The scenario's files are relative to it; point them back at the repository.
-    let text = FAILING.replace(
+/// `kerf sim` on `text` written as `test/test.yaml`, its files pointed back at the repository
+/// (a scenario's files are relative to it).
+fn sim_on(test: &str, text: &str) -> std::process::Output {
+    let text = text.replace(
         "../../../../examples",
         &repo().join("examples").display().to_string(),
     );
-    let f = write(&dir, "failing.yaml", &text);
-    let out = Command::new(env!("CARGO_BIN_EXE_kerf"))
+    let f = write(&tmp(test), &format!("{test}.yaml"), &text);
+    Command::new(env!("CARGO_BIN_EXE_kerf"))
         .args(["sim", f.to_str().unwrap()])
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_failed_assertion_exits_non_zero_naming_the_step() {
+    let out = sim_on("sim-failing", FAILING);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -149,16 +153,7 @@ steps:
 
 #[test]
 fn a_failed_wait_says_why_the_pods_are_pending_and_which_nodepool_is_not_ready() {
-    let dir = tmp("sim-no-class");
-    let text = NO_CLASS.replace(
-        "../../../../examples",
-        &repo().join("examples").display().to_string(),
-    );
-    let f = write(&dir, "no-class.yaml", &text);
-    let out = Command::new(env!("CARGO_BIN_EXE_kerf"))
-        .args(["sim", f.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = sim_on("sim-no-class", NO_CLASS);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(

@@ -44,6 +44,22 @@ impl<C: Cluster> Runner<'_, C> {
         }
     }
 
+    /// One tick toward `end` (a jump over quiet time when `quiet`), then a look; returns
+    /// whether the tick was quiet.
+    pub(super) async fn step(
+        &mut self,
+        quiet: bool,
+        end: jiff::Timestamp,
+    ) -> Result<bool, ScenarioError> {
+        // On the heap: the world's tick and a look are large futures, and a run may be
+        // driven from a small thread stack (a test's).
+        let changed = Box::pin(self.w.step_toward(quiet, end))
+            .await
+            .map_err(|e| self.fail(e.to_string()))?;
+        Box::pin(self.look_paced()).await?;
+        Ok(!changed)
+    }
+
     /// [`Self::look`] in the loops: on a wall-clock cluster, skipped until as long after the
     /// last look as that look took (a simulated clock does not wait on looks).
     pub(super) async fn look_paced(&mut self) -> Result<(), ScenarioError> {
@@ -106,13 +122,7 @@ impl<C: Cluster> Runner<'_, C> {
             if let Some(p) = &self.pace {
                 p.wait(self.w.now() + self.w.tick()).await;
             }
-            let changed = self
-                .w
-                .step_toward(quiet, end)
-                .await
-                .map_err(|e| self.fail(e.to_string()))?;
-            quiet = !changed;
-            self.look_paced().await?;
+            quiet = self.step(quiet, end).await?;
             if let Some(e) = until
                 && e.check(&self.out.last).is_ok()
             {
@@ -120,7 +130,7 @@ impl<C: Cluster> Runner<'_, C> {
             }
         }
         match until.map(|e| e.check(&self.out.last)) {
-            Some(Err(failure)) => Err(self.explained(failure, Some(d)).await),
+            Some(Err(failure)) => Err(Box::pin(self.explained(failure, Some(d))).await),
             _ => Ok(()),
         }
     }
@@ -201,7 +211,7 @@ impl<C: Cluster> Runner<'_, C> {
             }
             Action::Expect(e) => {
                 if let Err(f) = e.check(&self.out.last) {
-                    return Err(self.explained(f, None).await);
+                    return Err(Box::pin(self.explained(f, None)).await);
                 }
             }
             Action::Interrupt(sel) => {

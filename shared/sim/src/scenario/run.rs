@@ -280,13 +280,7 @@ impl<'a, C: Cluster> Runner<'a, C> {
         let busy =
             |o: &Observation| o.billed_instances() > o.claims.len() || (settle && unsettled(o));
         while busy(&self.out.last) && self.w.now() < end {
-            let changed = self
-                .w
-                .step_toward(quiet, end)
-                .await
-                .map_err(|e| self.fail(e.to_string()))?;
-            quiet = !changed;
-            self.look_paced().await?;
+            quiet = self.step(quiet, end).await?;
         }
         Ok(())
     }
