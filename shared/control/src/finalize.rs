@@ -31,6 +31,12 @@ pub async fn delete_claim<C: Cluster, K: Cloud, P: Publisher>(
     if let Some(node) = node {
         ctx.cluster.delete_node(node, None).await?;
         remove(ctx, &Target::Node(node.to_string())).await?;
+        // Logged wherever a Node goes, as the termination function logs it.
+        ctx.log.info(
+            LIFECYCLE,
+            "deleted node",
+            json!({"Node": obj(node), "NodeClaim": obj(&name)}),
+        );
     }
     if deleted != Deleted::AlreadyGone {
         remove(ctx, &Target::NodeClaim(name.clone())).await?;
