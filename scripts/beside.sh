@@ -33,19 +33,20 @@ row() {
         return
     fi
     wall=$(sed -n 's/^Kerf: .* in \([0-9.]*\) s;.*/\1/p' "$log" | head -1)
-    printf '| %s | %s s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$wall" \
+    printf '| %s | %s s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$wall" \
         "$(figure "$log" 'cost over the span')" "$(figure "$log" '$/h at the end')" \
         "$(figure "$log" 'NodeClaims launched')" "$(figure "$log" 'disruptions')" \
         "$(figure "$log" 'pod created → running p50 / p99')" \
         "$(figure "$log" 'pod created → its NodeClaim p50 / p99')" \
+        "$(figure "$log" 'NodeClaim created → initialized p50 / p99')" \
         "$(figure "$log" 'disruptable → removed p50 / p99')" "$(figure "$log" 'pods evicted')" \
         "$(figure "$log" 'pods lost with their instance')" \
         "$(figure "$log" 'CPU (decisions)')" "$(figure "$log" 'peak memory')"
 }
 
 table() {
-    echo '| scenario | wall | cost (Kerf · Karpenter) | $/h at the end | NodeClaims | disruptions | pod start p50 / p99 (n) | pod → its NodeClaim p50 / p99 (n) | disruptable → removed p50 / p99 (n) | evicted | lost | CPU | peak memory |'
-    echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|'
+    echo '| scenario | wall | cost (Kerf · Karpenter) | $/h at the end | NodeClaims | disruptions | pod start p50 / p99 (n) | pod → its NodeClaim p50 / p99 (n) | NodeClaim → initialized p50 / p99 (n) | disruptable → removed p50 / p99 (n) | evicted | lost | CPU | peak memory |'
+    echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
     local f
     for f in "$@"; do
         f=$(basename "$f")

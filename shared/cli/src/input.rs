@@ -105,7 +105,8 @@ pub fn read(args: &[String]) -> Result<Inputs, CliError> {
     Ok(out)
 }
 
-/// A directory's `.yaml`, `.yml` and `.json` files in name order; any other path as itself.
+/// A directory's `.yaml`, `.yml` and `.json` files in name order (none is an error); any
+/// other path as itself.
 pub fn expand(p: &Path) -> Result<Vec<PathBuf>, CliError> {
     if !p.is_dir() {
         return Ok(vec![p.to_path_buf()]);
@@ -125,6 +126,12 @@ pub fn expand(p: &Path) -> Result<Vec<PathBuf>, CliError> {
         })
         .collect();
     files.sort();
+    if files.is_empty() {
+        return Err(CliError::File {
+            file: p.display().to_string(),
+            message: "a directory without .yaml, .yml or .json files".into(),
+        });
+    }
     Ok(files)
 }
 
@@ -134,11 +141,18 @@ pub fn parse_into(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliErr
     (out.seed, file, text).hash(&mut h);
     out.seed = h.finish();
     let t = text.trim_start();
-    if t.starts_with('{') || t.starts_with('[') {
-        parse_json(out, file, text)
+    let documents = if t.starts_with('{') || t.starts_with('[') {
+        parse_json(out, file, text)?
     } else {
-        parse_yaml(out, file, text)
+        parse_yaml(out, file, text)?
+    };
+    if documents == 0 {
+        return Err(CliError::File {
+            file: file.into(),
+            message: "no Kubernetes objects: the input is empty or only comments".into(),
+        });
     }
+    Ok(())
 }
 
 fn bad_json(file: &str, document: usize, e: serde_json::Error) -> CliError {
@@ -148,9 +162,12 @@ fn bad_json(file: &str, document: usize, e: serde_json::Error) -> CliError {
     }
 }
 
-fn parse_json(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliError> {
+/// Reads a JSON stream; returns how many documents it held.
+fn parse_json(out: &mut Inputs, file: &str, text: &str) -> Result<usize, CliError> {
     let stream = serde_json::Deserializer::from_str(text).into_iter::<&RawValue>();
+    let mut documents = 0;
     for (i, raw) in stream.enumerate() {
+        documents += 1;
         let raw = raw.map_err(|e| bad_json(file, i + 1, e))?;
         let at = Location {
             file: file.to_string(),
@@ -159,7 +176,7 @@ fn parse_json(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliError> 
         };
         push_json(out, &at, raw)?;
     }
-    Ok(())
+    Ok(documents)
 }
 
 fn push_json(out: &mut Inputs, at: &Location, raw: &RawValue) -> Result<(), CliError> {
@@ -191,7 +208,9 @@ fn is_list(kind: &str) -> bool {
 
 /// Each YAML document is read into a value and kept as compact JSON text, like JSON input:
 /// the text takes a fraction of the value's memory and converts to typed objects faster.
-fn parse_yaml(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliError> {
+/// Returns how many documents (not counting empty ones) it held.
+fn parse_yaml(out: &mut Inputs, file: &str, text: &str) -> Result<usize, CliError> {
+    let mut documents = 0;
     for (i, de) in yaml_serde::Deserializer::from_str(text).enumerate() {
         let bad = |message: String| CliError::File {
             file: file.into(),
@@ -201,6 +220,7 @@ fn parse_yaml(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliError> 
         if v.is_null() {
             continue;
         }
+        documents += 1;
         let raw = serde_json::value::to_raw_value(&v)
             .map_err(|e| bad(format!("not representable as JSON: {e}")))?;
         drop(v);
@@ -211,7 +231,7 @@ fn parse_yaml(out: &mut Inputs, file: &str, text: &str) -> Result<(), CliError> 
         };
         push_json(out, &at, &raw)?;
     }
-    Ok(())
+    Ok(documents)
 }
 
 #[cfg(test)]

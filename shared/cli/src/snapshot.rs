@@ -188,6 +188,18 @@ fn collect(
                 (nc, at.clone()),
             );
         }
+        (
+            api @ ("karpenter.sh/v1alpha5" | "karpenter.sh/v1beta1"),
+            kind @ ("Provisioner" | "NodePool"),
+        )
+        | (
+            api @ ("karpenter.k8s.aws/v1alpha1" | "karpenter.k8s.aws/v1beta1"),
+            kind @ ("AWSNodeTemplate" | "EC2NodeClass"),
+        ) => warnings.push(format!(
+            "{}: {api} {kind} is Karpenter's pre-v1 API and plans nothing: convert it with \
+             `kerf migrate {}` and plan with the result",
+            doc.at, doc.at.file
+        )),
         (api, kind) => warnings.push(format!("{}: skipping unrecognised {api} {kind}", doc.at)),
     }
     Ok(())

@@ -71,24 +71,33 @@ pub fn plan(p: &Plan) -> String {
     let s = &p.summary;
     let _ = writeln!(
         out,
-        "\n{} pending, {} scheduled, {} unschedulable; {} new nodeclaims costing ${}/hour",
+        "\n{} pending, {} scheduled, {} unschedulable; {} costing ${}/hour",
         s.pending_pods,
         s.scheduled_pods,
         s.unschedulable_pods,
-        s.new_node_claims,
+        counted(s.new_node_claims, "new nodeclaim"),
         money(s.new_hourly_cost)
     );
     if !p.disruptions.is_empty() || !p.skipped.is_empty() {
         let _ = writeln!(
             out,
-            "{} disruptions of {} nodeclaims saving ${}/hour; {} nodes left alone",
-            s.disruptions,
-            s.disrupted_node_claims,
+            "{} of {} saving ${}/hour; {} left alone",
+            counted(s.disruptions, "disruption"),
+            counted(s.disrupted_node_claims, "nodeclaim"),
             money(s.savings_per_hour),
-            p.skipped.len()
+            counted(p.skipped.len(), "node")
         );
     }
     out
+}
+
+/// `1 node`, `2 nodes`: a count and its noun, plural unless the count is one.
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// Disruption commands, then the managed nodes left alone with why.

@@ -19,6 +19,7 @@ pub mod selector;
 pub mod taints;
 pub mod time;
 
+mod conflict;
 mod finalize;
 mod fit;
 mod lpfit;

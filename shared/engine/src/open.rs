@@ -71,7 +71,7 @@ fn open_in(
         .map_err(|e| format!("incompatible requirements, {e}"))?;
     let mut merged = pool.reqs.clone();
     merged.add_all(&a.reqs);
-    let mut cands = candidates(p, pool, &merged)?;
+    let mut cands = candidates(p, pool, &merged, &a.reqs)?;
     narrow_topology(p, a, pool, topo, &mut merged, &mut cands)?;
     if pool.min_values {
         cands.retain(|&(t, _)| check_min_values_for(pool, t, &merged, &p.req));
@@ -95,15 +95,17 @@ fn open_in(
     })
 }
 
-/// Types of the pool that can host the pod alone, within limits.
+/// Types of the pool that can host the pod alone, within limits (`merged`: the pool's
+/// requirements and the pod's, `pod`).
 fn candidates(
     p: &PodInfo<'_>,
     pool: &PoolCtx<'_>,
     merged: &Requirements,
+    pod: &Requirements,
 ) -> Result<Vec<(usize, f64)>, String> {
     let compatible = pool.compatible(merged);
     if compatible.is_empty() {
-        return Err("no instance type satisfies the pod's requirements".into());
+        return Err(crate::conflict::explain(pool, pod));
     }
     let fitting: Vec<(usize, f64)> = compatible
         .iter()

@@ -1,7 +1,11 @@
 //! Kubernetes Events, written like Karpenter's client-go recorder: core/v1 Events from
 //! source `karpenter`, in the involved object's namespace (`default` for cluster-scoped
 //! objects). The name is derived from (uid, reason, message), so a repeated event bumps
-//! `count` and `lastTimestamp` on the existing Event instead of piling up duplicates.
+//! `count` and `lastTimestamp` on the existing Event instead of piling up duplicates. A
+//! warning is an ongoing condition (a drain a PDB blocks, a pod no NodePool fits): its name
+//! leaves the message out, so its repeats fold into one Event, with a count and the latest
+//! message, however their details change (as client-go's event aggregation folds similar
+//! events).
 
 use crate::error::{ClusterError, KubeResult};
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
@@ -61,11 +65,11 @@ pub fn build(spec: &EventSpec, now: jiff::Timestamp) -> Event {
     } else {
         &o.namespace
     };
-    let name = format!(
-        "{}.{:016x}",
-        o.name,
-        fnv64(&[&o.uid, &spec.reason, &spec.message])
-    );
+    let key = match spec.type_ {
+        EventType::Normal => fnv64(&[&o.uid, &spec.reason, &spec.message]),
+        EventType::Warning => fnv64(&[&o.uid, &spec.reason]),
+    };
+    let name = format!("{}.{key:016x}", o.name);
     Event {
         metadata: ObjectMeta {
             name: Some(name),
@@ -115,7 +119,8 @@ pub async fn emit(
             let old = api.get(&name).await.kube()?;
             let rv = old.metadata.resource_version.unwrap_or_default();
             let patch = json!({"metadata": {"resourceVersion": rv},
-                "count": old.count.unwrap_or(1) + 1, "lastTimestamp": Time(now)});
+                "count": old.count.unwrap_or(1) + 1, "lastTimestamp": Time(now),
+                "message": spec.message});
             api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .kube()?;

@@ -192,6 +192,67 @@ async fn events_are_recorded_and_deduplicated() {
     assert_eq!(e.involved_object.kind.as_deref(), Some("NodeClaim"));
 }
 
+#[tokio::test]
+async fn repeated_warnings_fold_into_one_event_with_the_latest_message() {
+    let (_sim, client) = start().await;
+    let kc = cluster(&client);
+    let spec = |type_, reason: &str, message: String| EventSpec {
+        involved: InvolvedObject {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            name: "web-0".into(),
+            namespace: "default".into(),
+            uid: "u-web-0".into(),
+        },
+        type_,
+        reason: reason.into(),
+        message,
+    };
+    for healthy in 0..10 {
+        let m = format!(
+            "Failed to drain node, The disruption budget web needs 2 healthy pods and has {healthy} currently"
+        );
+        kc.emit_event(
+            &spec(EventType::Warning, reasons::FAILED_DRAINING, m),
+            jiff::Timestamp::now(),
+        )
+        .await
+        .unwrap();
+    }
+    // Normal events are a history: each distinct message stays its own Event.
+    for claim in ["a", "b"] {
+        let m = format!("Pod should schedule on: nodeclaim/{claim}");
+        kc.emit_event(
+            &spec(EventType::Normal, reasons::NOMINATED, m),
+            jiff::Timestamp::now(),
+        )
+        .await
+        .unwrap();
+    }
+    let events: Api<Event> = Api::namespaced(client, "default");
+    let list = events
+        .list(&ListParams::default().fields("involvedObject.name=web-0"))
+        .await
+        .unwrap();
+    let of = |reason: &str| -> Vec<&Event> {
+        list.items
+            .iter()
+            .filter(|e| e.reason.as_deref() == Some(reason))
+            .collect()
+    };
+    let draining = of(reasons::FAILED_DRAINING);
+    assert_eq!(draining.len(), 1, "{draining:?}");
+    assert_eq!(draining[0].count, Some(10));
+    assert!(
+        draining[0]
+            .message
+            .as_deref()
+            .unwrap()
+            .ends_with("has 9 currently")
+    );
+    assert_eq!(of(reasons::NOMINATED).len(), 2);
+}
+
 fn lease(holder: &str, now: jiff::Timestamp) -> LeaseRequest {
     LeaseRequest {
         namespace: "kube-system".into(),

@@ -149,7 +149,7 @@ pub fn beside(
     let log_dir = launch.dir.clone();
     let other =
         std::thread::spawn(move || karpenter_side(sk, launch, crds, region, to_kerf, from_kerf));
-    let _ = writeln!(out, "scenario {}: {}", s.name, s.description);
+    let _ = writeln!(out, "{}", super::heading(s));
     let _ = writeln!(
         out,
         "Kerf on {}, the real Karpenter ({}) on {} at the same time (wall-clock time)",
@@ -257,7 +257,7 @@ fn usage(o: &Outcome, f: impl Fn(&kerf_sim::scenario::UsageSeen) -> String) -> S
 pub fn side_by_side(runs: &[(&str, Outcome)]) -> String {
     let end = span(runs);
     type Row = (&'static str, fn(&Outcome, jiff::SignedDuration) -> String);
-    let figures: [Row; 14] = [
+    let figures: [Row; 15] = [
         ("cost over the span", |o, end| {
             format!("${:.4}", over(o, end).0)
         }),
@@ -272,6 +272,9 @@ pub fn side_by_side(runs: &[(&str, Outcome)]) -> String {
         }),
         ("pod created → its NodeClaim p50 / p99", |o, _| {
             latency(&o.measures.to_launch)
+        }),
+        ("NodeClaim created → initialized p50 / p99", |o, _| {
+            latency(&o.measures.to_initialized)
         }),
         ("disruptable → removed p50 / p99", |o, _| {
             latency(&o.measures.to_removal)

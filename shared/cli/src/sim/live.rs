@@ -31,10 +31,10 @@ pub fn clock(start: Timestamp, at: Timestamp) -> String {
 
 fn state(o: &Observation) -> String {
     format!(
-        "nodes {:>3}  pending {:>4}  ${:.2}/h",
+        "nodes {:>3}  pending {:>4}  {:>9}",
         o.claims.len(),
         o.pending,
-        o.cost_per_hour()
+        format!("${:.2}/h", o.cost_per_hour())
     )
 }
 
@@ -99,15 +99,45 @@ impl Progress for Live<'_> {
         for l in lines {
             let _ = writeln!(
                 self.out,
-                "{}    {:<78} {}",
+                "{}  {}  {}",
                 clock(start, l.at),
-                l.text,
-                state(now)
+                state(now),
+                l.text
             );
         }
         if self.terminal {
             self.clear_bar();
             self.bar(now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kerf_sim::scenario::Kind;
+
+    #[test]
+    fn the_state_columns_line_up_whatever_the_text() {
+        let mut buf = Vec::new();
+        let mut live = Live::new(&mut buf, false);
+        let at = Timestamp::UNIX_EPOCH;
+        let o = Observation {
+            at,
+            pending: 12,
+            ..Observation::default()
+        };
+        let line = |text: &str| TimelineEvent {
+            at,
+            kind: Kind::Other,
+            text: text.into(),
+        };
+        live.tick(&[line("short")], &o);
+        live.tick(&[line(&"a long disruption message ".repeat(5))], &o);
+        let text = String::from_utf8(buf).unwrap();
+        let cols: Vec<usize> = text.lines().map(|l| l.find("pending").unwrap()).collect();
+        assert_eq!(cols.len(), 2);
+        assert_eq!(cols[0], cols[1], "{text}");
+        assert!(text.lines().all(|l| l.contains("$0.00/h")), "{text}");
     }
 }

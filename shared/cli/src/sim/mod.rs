@@ -30,12 +30,22 @@ pub fn load(a: &SimArgs) -> Result<Scenario, CliError> {
 
 fn error(e: ScenarioError) -> CliError {
     match e {
-        ScenarioError::Read { .. } | ScenarioError::Parse { .. } | ScenarioError::Step { .. } => {
-            CliError::Usage(e.to_string())
-        }
+        ScenarioError::Read { .. }
+        | ScenarioError::Parse { .. }
+        | ScenarioError::Step { .. }
+        | ScenarioError::Rejected { .. } => CliError::Usage(e.to_string()),
         ScenarioError::World { .. } | ScenarioError::Assertion { .. } => {
             CliError::Internal(e.to_string())
         }
+    }
+}
+
+/// The line a run starts with: the scenario's name, and its description when it has one.
+pub(crate) fn heading(s: &Scenario) -> String {
+    if s.description.is_empty() {
+        format!("scenario {}", s.name)
+    } else {
+        format!("scenario {}: {}", s.name, s.description)
     }
 }
 
@@ -69,7 +79,7 @@ fn simulate_on(
     let result = if quiet {
         rt.block_on(run_with(s, decisions, options, &mut live::Quiet))
     } else {
-        let _ = writeln!(out, "scenario {}: {}", s.name, s.description);
+        let _ = writeln!(out, "{}", heading(s));
         if let Some(kc) = &options.cluster {
             let _ = writeln!(
                 out,

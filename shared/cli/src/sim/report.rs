@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use crate::table::counted;
 use jiff::Timestamp;
 use kerf_sim::scenario::{Kind, Outcome, Sample};
 
@@ -83,14 +84,14 @@ fn section(label: &str, o: &Outcome) -> String {
     let _ = writeln!(
         h,
         "<section id=\"run-{id}\"><h2>{}</h2><p>simulated {} s; cost ${:.4}; {:.2} node-hours; \
-         {} NodeClaims launched; {} disruptions; {} interruptions</p>",
+         {} launched; {}; {}</p>",
         esc(label),
         o.simulated.as_secs(),
         o.cost,
         o.node_hours,
-        o.last.launched,
-        o.last.disruptions(),
-        o.last.interruptions
+        counted(o.last.launched, "NodeClaim"),
+        counted(o.last.disruptions(), "disruption"),
+        counted(o.last.interruptions, "interruption")
     );
     let x = Axis::new(o.start, o.samples.last().map_or(o.start, |s| s.at));
     let shapes: Vec<String> = {

@@ -50,7 +50,7 @@ pub fn serve(a: &SimArgs, s: &Scenario, out: &mut dyn Write) -> Result<Outcome, 
             flag.store(true, Ordering::Relaxed);
         }
     });
-    let _ = writeln!(out, "scenario {}: {}", s.name, s.description);
+    let _ = writeln!(out, "{}", super::heading(s));
     let mut written: Result<(), CliError> = Ok(());
     let mut ready = |url: &str| written = announce(a, url);
     let wall = Instant::now();

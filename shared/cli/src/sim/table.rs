@@ -6,7 +6,7 @@ use kerf_sim::scenario::Outcome;
 
 use kerf_sim::table::age;
 
-use crate::table::columns;
+use crate::table::{columns, counted};
 
 /// `kubectl get nodeclaims` (NAME TYPE CAPACITY ZONE NODE READY AGE) at the end of the run.
 pub fn claims(o: &Outcome) -> String {
@@ -38,18 +38,18 @@ pub fn summary(o: &Outcome, wall: Duration) -> String {
         format!("INVARIANTS VIOLATED:\n{}", lines.concat())
     };
     format!(
-        "\n{}: simulated {} in {:.2} s; {} pods placed, {} NodeClaims launched, {} disruptions, \
-         {} interruptions; cost ${:.4} ({:.2} node-hours); now {} nodes, ${:.4}/h\n{invariants}",
+        "\n{}: simulated {} in {:.2} s; {} placed, {} launched, {}, {}; cost ${:.4} \
+         ({:.2} node-hours); now {}, ${:.4}/h\n{invariants}",
         o.name,
         age(o.simulated.as_secs()),
         wall.as_secs_f64(),
-        o.last.placed,
-        o.last.launched,
-        o.measures.disruptions.values().sum::<usize>(),
-        o.last.interruptions,
+        counted(o.last.placed, "pod"),
+        counted(o.last.launched, "NodeClaim"),
+        counted(o.measures.disruptions.values().sum::<usize>(), "disruption"),
+        counted(o.last.interruptions, "interruption"),
         o.cost,
         o.node_hours,
-        o.last.claims.len(),
+        counted(o.last.claims.len(), "node"),
         o.last.cost_per_hour()
     )
 }

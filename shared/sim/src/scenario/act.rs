@@ -24,13 +24,36 @@ fn describe(a: &Action<'_>) -> String {
             sc.deployment, sc.replicas
         ),
         Action::Advance(d) => format!("advance {d:#}"),
-        Action::Until(_, d) => format!("wait (at most {d:#})"),
-        Action::Expect(_) => "expect".into(),
+        Action::Until(e, d) => format!("wait until {e} (at most {d:#})"),
+        Action::Expect(e) => format!("expect {e}"),
         Action::Interrupt(_) => "interrupt".into(),
         Action::Unavailable(_) => "make offerings unavailable".into(),
         Action::Available(_) => "make offerings available".into(),
         Action::ReleaseAmi(id) => format!("release AMI {id}"),
         Action::SpotPrice(p) => format!("spot price of {} to ${}/h", p.instance_type, p.price),
+    }
+}
+
+/// A step's line: its name, then what it does unless the name already says all of it
+/// (`kubectl scale deployment inflate --replicas 5` needs no `scale deployment/inflate
+/// --replicas 5` after it).
+fn titled(name: Option<&str>, action: &str) -> String {
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric() && c != '.')
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    match name {
+        None => action.to_string(),
+        Some(n) => {
+            let said = words(n);
+            if words(action).iter().all(|w| said.contains(w)) {
+                n.to_string()
+            } else {
+                format!("{n}: {action}")
+            }
+        }
     }
 }
 
@@ -172,7 +195,7 @@ impl<C: Cluster> Runner<'_, C> {
         a: &Action<'_>,
         name: Option<&str>,
     ) -> Result<(), ScenarioError> {
-        let text = name.map_or_else(|| describe(a), |n| format!("{n}: {}", describe(a)));
+        let text = titled(name, &describe(a));
         self.progress
             .step(self.index + 1, self.s.steps.len(), &text, self.w.now());
         self.out.timeline.push(TimelineEvent {
@@ -183,11 +206,12 @@ impl<C: Cluster> Runner<'_, C> {
         match a {
             Action::Apply(src) => {
                 let text = self.s.text(src).map_err(|m| self.fail(m))?;
+                let entry = format!("steps[{}].apply", self.index);
                 let done = self
                     .w
                     .import(&text)
                     .await
-                    .map_err(|e| self.fail(e.to_string()))?;
+                    .map_err(|e| self.s.import_error(src, &entry, e, |m| self.fail(m)))?;
                 self.note_skipped(&done.skipped);
             }
             Action::Delete(o) => {
@@ -274,4 +298,38 @@ fn matches(sel: &Select, r: &super::ClaimRow) -> bool {
         && is(&sel.zone, &r.zone)
         && is(&sel.capacity_type, &r.capacity_type)
         && is(&sel.node_pool, &r.node_pool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Count, Expect};
+
+    #[test]
+    fn a_step_line_says_its_condition_and_does_not_repeat_its_name() {
+        let wait = Expect {
+            running: Some(Count::Exactly(5)),
+            pending: Some(Count::Exactly(0)),
+            nodes: Some(Count::Range {
+                min: Some(1),
+                max: None,
+            }),
+            ..Expect::default()
+        };
+        let d = jiff::SignedDuration::from_mins(3);
+        assert_eq!(
+            describe(&Action::Until(&wait, d)),
+            "wait until nodes>=1, pending=0, running=5 (at most 3m)"
+        );
+        let scale = "scale deployment/inflate --replicas 5";
+        assert_eq!(
+            titled(Some("kubectl scale deployment inflate --replicas 5"), scale),
+            "kubectl scale deployment inflate --replicas 5"
+        );
+        assert_eq!(
+            titled(Some("the second wave"), scale),
+            "the second wave: scale deployment/inflate --replicas 5"
+        );
+        assert_eq!(titled(None, scale), scale);
+    }
 }

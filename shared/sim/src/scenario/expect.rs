@@ -48,6 +48,17 @@ pub struct Money {
     pub max: Option<f64>,
 }
 
+impl std::fmt::Display for Money {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.min, self.max) {
+            (Some(a), Some(b)) => write!(f, "between ${a:.4} and ${b:.4}"),
+            (Some(a), None) => write!(f, "at least ${a:.4}"),
+            (None, Some(b)) => write!(f, "at most ${b:.4}"),
+            (None, None) => write!(f, "anything"),
+        }
+    }
+}
+
 /// What must hold; every field given is checked.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -84,6 +95,68 @@ pub struct Failure {
     pub found: String,
     /// Why, as far as the cluster tells: pending pods' reasons, NodePools not ready.
     pub why: Vec<String>,
+}
+
+/// The conditions as the timeline shows the step, in the scenario's own keys:
+/// `running=5, pending=0`.
+impl std::fmt::Display for Expect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        let counts = [
+            ("nodes", &self.nodes),
+            ("pending", &self.pending),
+            ("running", &self.running),
+            ("launched", &self.launched),
+            ("interruptions", &self.interruptions),
+        ];
+        for (key, c) in counts {
+            if let Some(c) = c {
+                parts.push(condition(key, c));
+            }
+        }
+        if let Some(m) = &self.cost_per_hour {
+            parts.push(match (m.min, m.max) {
+                (Some(a), Some(b)) => format!("costPerHour=${a:.4}..${b:.4}"),
+                (Some(a), None) => format!("costPerHour>=${a:.4}"),
+                (None, Some(b)) => format!("costPerHour<=${b:.4}"),
+                (None, None) => "costPerHour=any".into(),
+            });
+        }
+        if !self.events.is_empty() {
+            parts.push(format!("events=[{}]", self.events.join(",")));
+        }
+        if let Some(types) = &self.instance_types {
+            parts.push(format!("instanceTypes=[{}]", types.join(",")));
+        }
+        let grouped = [
+            ("capacityTypes", &self.capacity_types),
+            ("nodePools", &self.node_pools),
+        ];
+        for (key, g) in grouped {
+            parts.extend(
+                g.iter()
+                    .flatten()
+                    .map(|(k, c)| condition(&format!("{key}.{k}"), c)),
+            );
+        }
+        if parts.is_empty() {
+            return write!(f, "nothing");
+        }
+        write!(f, "{}", parts.join(", "))
+    }
+}
+
+/// `key=3`, `key>=3`, `key<=3` or `key=1..3`.
+fn condition(key: &str, c: &Count) -> String {
+    match *c {
+        Count::Exactly(n) => format!("{key}={n}"),
+        Count::Range { min, max } => match (min, max) {
+            (Some(a), Some(b)) => format!("{key}={a}..{b}"),
+            (Some(a), None) => format!("{key}>={a}"),
+            (None, Some(b)) => format!("{key}<={b}"),
+            (None, None) => format!("{key}=any"),
+        },
+    }
 }
 
 fn lines(why: &[String]) -> String {
@@ -130,15 +203,9 @@ impl Expect {
             let low = m.min.is_some_and(|v| c < v - 1e-9);
             let high = m.max.is_some_and(|v| c > v + 1e-9);
             if low || high {
-                let want = match (m.min, m.max) {
-                    (Some(a), Some(b)) => format!("between ${a:.4} and ${b:.4}"),
-                    (Some(a), None) => format!("at least ${a:.4}"),
-                    (None, Some(b)) => format!("at most ${b:.4}"),
-                    (None, None) => "anything".into(),
-                };
                 return Err(Failure {
                     what: "cost per hour".into(),
-                    want,
+                    want: m.to_string(),
                     found: format!("${c:.4}"),
                     ..Failure::default()
                 });

@@ -3,7 +3,8 @@
 //! disrupted (its `Consolidatable` or `Drifted` condition true) lasted until it was gone,
 //! how long a pod waited for the NodeClaim launched for it (its `Nominated` Event names the
 //! NodeClaim, as Karpenter's and Kerf's do: the decision's latency, without boot or
-//! kube-scheduler), disruptions by reason (`DisruptionTerminating` Events on NodeClaims),
+//! kube-scheduler), how long a NodeClaim took to become an initialized node (launch, boot,
+//! registration), disruptions by reason (`DisruptionTerminating` Events on NodeClaims),
 //! pods evicted (`Evicted` Events), and pods lost: still on a Node when its instance went away.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -32,6 +33,9 @@ pub struct Measures {
     /// nominated to a NodeClaim created before them are not counted: none was launched for
     /// them).
     pub to_launch: Vec<f64>,
+    /// Seconds from each NodeClaim's creation until its node was initialized (its
+    /// `Initialized` condition true: launched, registered, Ready, startup taints gone).
+    pub to_initialized: Vec<f64>,
     /// Disruptions started, by reason (`Underutilized`, `Empty`, `Drifted`, …).
     pub disruptions: BTreeMap<String, usize>,
     /// Pods evicted.
@@ -48,6 +52,20 @@ pub struct Measures {
     created: BTreeMap<String, Timestamp>,
     /// The NodeClaim each pod (by UID, else name) was first nominated to.
     nominated: BTreeMap<String, String>,
+    /// The NodeClaims whose initialization is counted.
+    initialized: BTreeSet<String>,
+}
+
+/// When `c`'s `Initialized` condition turned true.
+fn initialized_at(c: &NodeClaim) -> Option<Timestamp> {
+    c.status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|k| k.status == ConditionStatus::True && k.type_ == conditions::INITIALIZED)?
+        .last_transition_time
+        .parse()
+        .ok()
 }
 
 fn since(c: &NodeClaim) -> Option<Timestamp> {
@@ -69,6 +87,12 @@ impl Measures {
             };
             if let Some(t) = &c.metadata.creation_timestamp {
                 self.created.entry(name.to_string()).or_insert(t.0);
+                if let Some(i) = initialized_at(c)
+                    && self.initialized.insert(name.to_string())
+                {
+                    self.to_initialized
+                        .push(i.duration_since(t.0).as_secs_f64().max(0.0));
+                }
             }
             match since(c) {
                 Some(t) => {
@@ -415,6 +439,28 @@ mod tests {
         m.running(ts("2026-01-01T00:01:05Z"), &pod("r"));
         assert_eq!(m.to_launch, [2.0]);
         assert_eq!(m.pod_start, [55.0, 5.0, 5.0]);
+    }
+
+    #[test]
+    fn a_claim_counts_once_from_its_creation_to_its_initialized_condition() {
+        let mut m = Measures::default();
+        let mut c = claim(
+            "a",
+            json!([cond("Initialized", "True", "2026-01-01T00:00:58Z")]),
+            false,
+        );
+        c.metadata.creation_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            ts("2026-01-01T00:00:02Z"),
+        ));
+        let mut booting = claim(
+            "b",
+            json!([cond("Initialized", "Unknown", "2026-01-01T00:00:02Z")]),
+            false,
+        );
+        booting.metadata.creation_timestamp = c.metadata.creation_timestamp.clone();
+        m.claims(&[c.clone(), booting]);
+        m.claims(&[c]);
+        assert_eq!(m.to_initialized, [56.0]);
     }
 
     #[test]

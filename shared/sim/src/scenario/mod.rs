@@ -37,6 +37,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::world::WorldError;
+
 /// Why a scenario cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -63,6 +65,14 @@ pub enum ScenarioError {
         path: String,
         index: usize,
         name: String,
+        message: String,
+    },
+    /// The API server refused one of the scenario's objects: `origin` is the manifest file,
+    /// or the scenario file and the entry that holds the inline manifest.
+    #[error("{origin}: {object}: {message}")]
+    Rejected {
+        origin: String,
+        object: String,
         message: String,
     },
     /// An assertion did not hold.
@@ -121,6 +131,12 @@ pub struct Scenario {
 impl Scenario {
     /// Reads a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        if path.is_dir() {
+            return Err(ScenarioError::Parse {
+                path: path.display().to_string(),
+                message: directory(path),
+            });
+        }
         let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
             path: path.display().to_string(),
             source,
@@ -135,7 +151,10 @@ impl Scenario {
         let mut s: Scenario =
             serde_path_to_error::deserialize(de).map_err(|e| ScenarioError::Parse {
                 path: path.into(),
-                message: format!("{}: {}", e.path(), e.inner()),
+                message: manifest_kind(text).map_or_else(
+                    || format!("{}: {}", e.path(), e.inner()),
+                    |kind| not_a_scenario(path, &kind),
+                ),
             })?;
         s.path = path.into();
         s.dir = dir;
@@ -184,6 +203,29 @@ impl Scenario {
             .unwrap_or_default()
     }
 
+    /// The error of importing `src` (the scenario's `entry`, such as `objects[0]`): a
+    /// rejection names the object and where it came from; anything else is `other`'s.
+    pub(crate) fn import_error(
+        &self,
+        src: &Source,
+        entry: &str,
+        e: WorldError,
+        other: impl FnOnce(String) -> ScenarioError,
+    ) -> ScenarioError {
+        match e {
+            WorldError::Rejected { object, message } => ScenarioError::Rejected {
+                origin: match &src.file {
+                    Some(f) if self.path != EMBEDDED => self.dir.join(f).display().to_string(),
+                    Some(f) => f.clone(),
+                    None => format!("{}: {entry}", self.path),
+                },
+                object,
+                message,
+            },
+            e => other(e.to_string()),
+        }
+    }
+
     /// The manifest text of a source.
     pub fn text(&self, src: &Source) -> Result<String, String> {
         match (&src.file, &src.manifest) {
@@ -200,6 +242,57 @@ impl Scenario {
             _ => Err("give exactly one of `file` or `manifest`".into()),
         }
     }
+}
+
+/// Why a directory is not a scenario, and the scenarios in it.
+fn directory(dir: &Path) -> String {
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+                .map(|p| p.display().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    let mut m = "is a directory; kerf sim runs one scenario file".to_string();
+    if !found.is_empty() {
+        let shown = found.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+        let more = found.len().saturating_sub(5);
+        m.push_str(&format!(", such as {shown}"));
+        if more > 0 {
+            m.push_str(&format!(" (and {more} more)"));
+        }
+    }
+    m
+}
+
+/// The kind of the first Kubernetes object in `text` when it reads as manifests (a top-level
+/// `apiVersion` and `kind`) rather than a scenario.
+fn manifest_kind(text: &str) -> Option<String> {
+    let top = |key: &str| {
+        text.lines().find_map(|l| {
+            l.strip_prefix(key)
+                .map(|v| v.trim().trim_matches('"').to_string())
+        })
+    };
+    top("apiVersion:")?;
+    top("kind:")
+}
+
+/// What to do with manifests given to `kerf sim`: wrap them in a scenario.
+fn not_a_scenario(path: &str, kind: &str) -> String {
+    let file = Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |f| f.to_string_lossy().into_owned());
+    format!(
+        "this is a Kubernetes manifest ({kind}), not a scenario; kerf sim runs a scenario, \
+         which wraps manifests like this one (save it beside {file}):\n\n\
+         name: my-scenario\n\
+         objects:\n  - file: {file}\n\
+         steps:\n  - advance: 10m\n\n\
+         (kerf plan {path} plans for the manifests as they are)"
+    )
 }
 
 /// Parses `90s`, `5m`, `1h30m`, `2h`.

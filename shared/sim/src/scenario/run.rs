@@ -202,12 +202,12 @@ impl<'a, C: Cluster> Runner<'a, C> {
     ) -> Result<Runner<'a, C>, ScenarioError> {
         let world_err = |message: String| objects_error(s, message);
         let mut skipped = Vec::new();
-        for src in &s.objects {
+        for (i, src) in s.objects.iter().enumerate() {
             let text = s.text(src).map_err(&world_err)?;
             let done = w
                 .import(&text)
                 .await
-                .map_err(|e| world_err(e.to_string()))?;
+                .map_err(|e| s.import_error(src, &format!("objects[{i}]"), e, world_err))?;
             skipped.extend(done.skipped);
         }
         let start = w.now();

@@ -135,6 +135,9 @@ pub enum WorldError {
     Kube(#[from] kube::Error),
     #[error("manifest: {0}")]
     Manifest(String),
+    /// The API server refused an object (`Kind/name`) with this message.
+    #[error("{object}: {message}")]
+    Rejected { object: String, message: String },
     /// The real control plane: unreachable, or refusing Kerf's installation.
     #[error("cluster: {0}")]
     Cluster(String),

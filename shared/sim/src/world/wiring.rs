@@ -328,8 +328,17 @@ pub(crate) async fn apply(client: &Client, manifest: &str) -> Result<Vec<String>
         let ns = doc["metadata"]["namespace"].as_str();
         let api = dynamic_api(client, api_version, kind, ns).await?;
         let pp = PatchParams::apply("kubectl").force();
-        api.patch(&name, &pp, &Patch::Apply(&doc)).await?;
-        applied.push(format!("{kind}/{name}"));
+        let object = format!("{kind}/{name}");
+        match api.patch(&name, &pp, &Patch::Apply(&doc)).await {
+            Err(kube::Error::Api(s)) => {
+                return Err(WorldError::Rejected {
+                    object,
+                    message: s.message,
+                });
+            }
+            r => r?,
+        };
+        applied.push(object);
     }
     Ok(applied)
 }
