@@ -1,12 +1,13 @@
 //! The `Consolidatable` condition, as Karpenter keeps it on NodeClaims: absent while
 //! `consolidateAfter` (1m) has not passed since the node's last pod event, true once it has
 //! (whether or not the node can be disrupted: here a `do-not-disrupt` pod keeps it), and
-//! removed again when a pod leaves the node.
+//! removed again when a pod leaves the node; the node the pods keep says why on its NodeClaim
+//! and its Node (`DisruptionBlocked`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 use jiff::SignedDuration;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Event, Pod};
 use kerf_e2e::world::*;
 use kube::api::{Api, DeleteParams};
 
@@ -52,6 +53,30 @@ async fn consolidatable_follows_consolidate_after_since_the_last_pod_event() {
         1,
         "the do-not-disrupt pods keep the node"
     );
+    // And say so, on the NodeClaim and on its Node, as Karpenter does.
+    let events: Api<Event> = Api::namespaced(w.client.clone(), "default");
+    let blocked: Vec<(String, String)> = events
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some("DisruptionBlocked"))
+        .map(|e| {
+            (
+                e.involved_object.kind.unwrap_or_default(),
+                e.message.unwrap_or_default(),
+            )
+        })
+        .collect();
+    for kind in ["NodeClaim", "Node"] {
+        assert!(
+            blocked
+                .iter()
+                .any(|(k, m)| k == kind && m.contains("do-not-disrupt")),
+            "{kind}: {blocked:?}"
+        );
+    }
 }
 
 async fn pods_of(w: &kerf_sim::world::World) -> Vec<String> {

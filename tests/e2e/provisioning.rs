@@ -25,6 +25,17 @@ async fn inflate_gets_capacity_launched_registered_initialized_and_runs(on) {
         .await
         .unwrap();
     assert!(ok, "pods not running: {:?}", not_running(&w.client).await);
+    // Running pods have addresses, as `kubectl get pods -o wide` shows them.
+    let ips: std::collections::BTreeSet<String> = pods(&w.client)
+        .await
+        .iter()
+        .filter_map(|p| {
+            let s = p.status.as_ref()?;
+            s.host_ip.as_ref()?;
+            s.pod_ip.clone()
+        })
+        .collect();
+    assert_eq!(ips.len(), 5, "a distinct pod IP and a host IP each: {ips:?}");
 
     let cs = claims(&w.client).await;
     assert_eq!(cs.len(), 1, "5 pods of 1 vCPU fit one node");

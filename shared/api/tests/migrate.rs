@@ -121,7 +121,13 @@ fn v1beta1_docs_kubelet_moves_to_node_class() {
         "a partial v1beta1 block was defaulted field by field, the hop limit to 2"
     );
     assert_eq!(m.http_endpoint.as_deref(), Some("enabled"));
-    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(
+            "EC2NodeClass/default: spec.amiFamily AL2: Amazon Linux 2 reached end of support"
+        ),
+        "{warnings:?}"
+    );
 }
 
 #[test]
@@ -277,9 +283,11 @@ fn v1alpha5_docs_provisioners_and_node_templates() {
 
     let expected = [
         "Provisioner/inline: spec.provider moved to EC2NodeClass/inline",
+        "Provisioner/inline: spec.provider.amiFamily AL2: Amazon Linux 2 reached end of support",
         "Provisioner/inline: spec.provider.launchTemplate (kerf-workers) has no v1 equivalent",
         "Provisioner/inline: spec.requirements: added what the v1alpha5 webhook defaulted and v1 does not: kubernetes.io/os In linux; kubernetes.io/arch In amd64; karpenter.sh/capacity-type In on-demand",
         "Provisioner/general: spec.kubeletConfiguration.containerRuntime (containerd) has no v1 equivalent",
+        "AWSNodeTemplate/named-ami: spec.amiFamily AL2: Amazon Linux 2 reached end of support",
         "AWSNodeTemplate/named-ami: spec.metadataOptions.httpTokens was unset",
     ];
     assert_eq!(warnings.len(), expected.len(), "{warnings:#?}");

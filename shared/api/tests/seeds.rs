@@ -20,12 +20,16 @@ const EXPECTED_WARNINGS: &[(&str, &[&str])] = &[
     ("seed000_00_provisioner.yaml", &[]),
     (
         "seed000_01_awsnodetemplate.yaml",
-        &["AWSNodeTemplate/default: spec.instanceProfile is unset"],
+        &[
+            "AWSNodeTemplate/default: spec.amiFamily AL2: Amazon Linux 2 reached end of support",
+            "AWSNodeTemplate/default: spec.instanceProfile is unset",
+        ],
     ),
     (
         "seed002_00_provisioner.yaml",
         &[
             "Provisioner/default: spec.provider moved to EC2NodeClass/default",
+            "Provisioner/default: spec.provider.amiFamily AL2: Amazon Linux 2 reached end of support",
             "Provisioner/default: spec.provider.instanceProfile is unset",
             "Provisioner/default: spec.requirements: added what the v1alpha5 webhook defaulted and v1 does not: kubernetes.io/os In linux; karpenter.k8s.aws/instance-category In c,m,r; karpenter.k8s.aws/instance-generation Gt 2",
         ],
@@ -34,6 +38,7 @@ const EXPECTED_WARNINGS: &[(&str, &[&str])] = &[
         "seed002_01_provisioner.yaml",
         &[
             "Provisioner/default: spec.provider moved to EC2NodeClass/default",
+            "Provisioner/default: spec.provider.amiFamily AL2: Amazon Linux 2 reached end of support",
             "Provisioner/default: spec.provider.instanceProfile is unset",
             "Provisioner/default: spec.requirements: added what the v1alpha5 webhook defaulted and v1 does not: kubernetes.io/os In linux; karpenter.k8s.aws/instance-category In c,m,r; karpenter.k8s.aws/instance-generation Gt 2",
         ],
@@ -44,7 +49,12 @@ const EXPECTED_WARNINGS: &[(&str, &[&str])] = &[
             "Provisioner/test-network: spec.requirements: added what the v1alpha5 webhook defaulted and v1 does not: kubernetes.io/os In linux; kubernetes.io/arch In amd64",
         ],
     ),
-    ("seed003_01_awsnodetemplate.yaml", &[]),
+    (
+        "seed003_01_awsnodetemplate.yaml",
+        &[
+            "AWSNodeTemplate/enable-ipvs-test: spec.amiFamily AL2: Amazon Linux 2 reached end of support",
+        ],
+    ),
     (
         "seed004_00_nodepool.yaml",
         &["NodePool/general-purpose: spec.template.spec.nodeClassRef without apiVersion/kind"],
@@ -205,7 +215,10 @@ fn seed000_consolidation_expiry_and_node_template() {
     assert_warnings(
         "seed000",
         &warnings,
-        &["AWSNodeTemplate/default: spec.instanceProfile is unset"],
+        &[
+            "AWSNodeTemplate/default: spec.amiFamily AL2: Amazon Linux 2 reached end of support",
+            "AWSNodeTemplate/default: spec.instanceProfile is unset",
+        ],
     );
 }
 
@@ -364,7 +377,11 @@ fn seed003_taints_labels_user_data_and_block_devices() {
         "seed003_00_provisioner.yaml",
         "seed003_01_awsnodetemplate.yaml",
     ]));
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[1].starts_with("AWSNodeTemplate/enable-ipvs-test: spec.amiFamily AL2"),
+        "{warnings:?}"
+    );
     let p = pool(&docs[0]);
     let t = &p.spec.template;
     assert_eq!(t.metadata.labels["nodeType"], "network-node");
@@ -505,4 +522,77 @@ fn generated_fixtures_are_up_to_date() {
             "{name} is stale: run `make fixtures` and commit the result"
         );
     }
+}
+
+#[test]
+fn a_default_that_would_rule_out_the_pods_instance_type_is_left_out() {
+    // The walkthrough's Deployment asks for t4g.2xlarge: the v1alpha5 webhook's categories
+    // c, m, r would leave it unschedulable on the migrated NodePool.
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: inflate}\nspec:\n  \
+        template:\n    spec:\n      nodeSelector: {node.kubernetes.io/instance-type: t4g.2xlarge}\n      \
+        containers: [{name: inflate, image: pause}]\n";
+    let (docs, warnings) = migrate(&format!(
+        "{}\n---\n{deployment}",
+        seed("seed002_00_provisioner.yaml")
+    ));
+    let p = pool(&docs[0]);
+    let keys: Vec<&str> = p
+        .spec
+        .template
+        .spec
+        .requirements
+        .iter()
+        .map(|r| r.key.as_str())
+        .collect();
+    assert!(
+        !keys.contains(&"karpenter.k8s.aws/instance-category"),
+        "{keys:?}"
+    );
+    assert!(keys.contains(&"kubernetes.io/os"), "{keys:?}");
+    assert!(
+        warnings.iter().any(|w| w.contains(
+            "left out the v1alpha5 default on node.kubernetes.io/instance-type, karpenter.k8s.aws/instance-family, karpenter.k8s.aws/instance-category, karpenter.k8s.aws/instance-generation because it would rule out t4g.2xlarge"
+        )),
+        "{warnings:#?}"
+    );
+    // Without the pods, the default is written as the webhook wrote it.
+    let (docs, _) = migrate(&seed("seed002_00_provisioner.yaml"));
+    let p = pool(&docs[0]);
+    assert!(
+        p.spec
+            .template
+            .spec
+            .requirements
+            .iter()
+            .any(|r| r.key == "karpenter.k8s.aws/instance-category")
+    );
+}
+
+#[test]
+fn a_node_class_without_a_role_gets_a_marked_placeholder_and_al2_is_flagged() {
+    let (docs, warnings) = migrate(&seed("seed000_01_awsnodetemplate.yaml"));
+    let c = class(&docs[0]);
+    assert_eq!(
+        c.spec.role.as_deref(),
+        Some("REPLACE-ME-with-your-KarpenterNodeRole")
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("replace it with your node role's name")),
+        "{warnings:#?}"
+    );
+    let al2 = migrate_documents(
+        "apiVersion: karpenter.k8s.aws/v1alpha1\nkind: AWSNodeTemplate\nmetadata: {name: old}\nspec:\n  \
+         amiFamily: AL2\n  instanceProfile: p\n  subnetSelector: {a: b}\n  securityGroupSelector: {a: b}\n",
+    )
+    .unwrap();
+    assert!(
+        al2.warnings
+            .iter()
+            .any(|w| w.contains("Amazon Linux 2 reached end of support")
+                && w.contains("al2023@latest")),
+        "{:#?}",
+        al2.warnings
+    );
 }

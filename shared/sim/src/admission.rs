@@ -74,6 +74,8 @@ pub struct Incoming<'a> {
     pub method: &'a Method,
     pub content_type: &'a str,
     pub body: &'a Value,
+    /// `dryRun=All`: the hooks are told, and must not act on it.
+    pub dry_run: bool,
 }
 
 /// What the write should store instead of the request body, if a hook mutated it.
@@ -257,7 +259,7 @@ fn review(r: &Incoming<'_>, op: &str, object: &Value, old: Option<&Value>) -> Va
     };
     let mut req = json!({"uid": uid(), "kind": gvk, "resource": gvr, "requestKind": gvk,
         "requestResource": gvr, "name": name, "namespace": r.ns, "operation": op,
-        "userInfo": {"username": "kerf-sim"}, "object": object, "dryRun": false});
+        "userInfo": {"username": "kerf-sim"}, "object": object, "dryRun": r.dry_run});
     if let Some(s) = r.sub {
         req["subResource"] = json!(s);
     }

@@ -26,6 +26,7 @@ pub mod cached;
 pub use kerf_schema::{cel, schema};
 pub mod delete;
 pub mod diff;
+pub mod dryrun;
 pub mod error;
 pub mod eviction;
 pub mod fields;

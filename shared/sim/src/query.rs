@@ -32,6 +32,8 @@ pub struct Query {
     pub dry_run: bool,
     /// `fieldValidation=Strict`: unknown fields of a custom resource are refused (400).
     pub strict: bool,
+    /// `includeObject` of a Table.
+    pub include_object: crate::table::Include,
 }
 
 fn decode(s: &str) -> String {
@@ -82,6 +84,7 @@ impl Query {
                 "force" => q.force = truthy(&v),
                 "dryRun" => q.dry_run = v == "All",
                 "fieldValidation" => q.strict = v == "Strict",
+                "includeObject" => q.include_object = crate::table::Include::parse(&v),
                 _ => {}
             }
         }

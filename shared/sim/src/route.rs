@@ -12,6 +12,8 @@ pub enum Route {
     Doc(Value),
     /// The OpenAPI v2 document (JSON or protobuf, as the client accepts).
     OpenApiV2,
+    /// `/readyz`, `/livez`, `/healthz`: `ok`, as kube-apiserver answers them.
+    Health,
     /// A collection: list, watch, create.
     Collection {
         /// Index in the registry.
@@ -37,6 +39,7 @@ pub fn resolve(reg: &Registry, path: &str) -> Result<Route, ApiError> {
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     match segs.as_slice() {
         ["version"] => Ok(Route::Doc(version())),
+        ["readyz" | "livez" | "healthz"] => Ok(Route::Health),
         ["api"] => Ok(Route::Doc(
             json!({"kind": "APIVersions", "versions": ["v1"],
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}),

@@ -4,6 +4,7 @@
 use crate::admission;
 use crate::binding;
 use crate::delete::{self, DeleteOptions};
+use crate::dryrun::{self, DryRun};
 use crate::error::ApiError;
 use crate::managed::Writer;
 use crate::patch::PatchKind;
@@ -23,6 +24,8 @@ use std::sync::Arc;
 /// What a handler produced.
 enum Reply {
     Json(u16, Value),
+    /// Plain text (the health endpoints).
+    Text(&'static str),
     Raw(u16, Vec<u8>),
     /// The OpenAPI v2 document as protobuf (what kubectl asks for).
     Proto(Vec<u8>),
@@ -104,33 +107,43 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
                     sent = body.clone();
                 }
             }) {
-            Ok(body) => match admitted(&state, &path, &method, &ct, &body).await {
-                Ok(Some((m, mct, b))) => {
-                    let r = Req {
-                        table,
-                        protobuf,
-                        method: &m,
-                        q: &query,
-                        ct: mct,
-                        body: &b,
-                        who: &who,
-                    };
-                    dispatch(&state, &path, &r)
+            Ok(body) => {
+                match admitted(
+                    &state,
+                    &path,
+                    (&method, dry_run(&query, &method, &body)),
+                    &ct,
+                    &body,
+                )
+                .await
+                {
+                    Ok(Some((m, mct, b))) => {
+                        let r = Req {
+                            table,
+                            protobuf,
+                            method: &m,
+                            q: &query,
+                            ct: mct,
+                            body: &b,
+                            who: &who,
+                        };
+                        dispatch(&state, &path, &r)
+                    }
+                    Ok(None) => {
+                        let r = Req {
+                            table,
+                            protobuf,
+                            method: &method,
+                            q: &query,
+                            ct: &ct,
+                            body: &body,
+                            who: &who,
+                        };
+                        dispatch(&state, &path, &r)
+                    }
+                    Err(e) => Err(e),
                 }
-                Ok(None) => {
-                    let r = Req {
-                        table,
-                        protobuf,
-                        method: &method,
-                        q: &query,
-                        ct: &ct,
-                        body: &body,
-                        who: &who,
-                    };
-                    dispatch(&state, &path, &r)
-                }
-                Err(e) => Err(e),
-            },
+            }
             Err(e) => Err(ApiError::bad_request(format!("reading body: {e}"))),
         },
     };
@@ -144,6 +157,14 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
     let response = match result {
         Ok(Reply::Json(code, v)) => json(code, v.to_string().into_bytes()),
         Ok(Reply::Raw(code, b)) => json(code, b),
+        Ok(Reply::Text(t)) => {
+            let mut r = Response::new(Body::from(t.as_bytes().to_vec()));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            r
+        }
         Ok(Reply::Proto(b)) => {
             let mut r = Response::new(Body::from(b));
             r.headers_mut().insert(
@@ -186,12 +207,23 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
     response
 }
 
+/// `dryRun=All`, in the query or (as clients send a delete's options) in a delete's body.
+fn dry_run(q: &Query, method: &Method, body: &[u8]) -> bool {
+    q.dry_run
+        || *method == Method::DELETE
+            && serde_json::from_slice::<Value>(body).is_ok_and(|b| {
+                b["dryRun"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|v| v == "All"))
+            })
+}
+
 /// Runs the admission hooks for a write; `Some` is the request to run instead (the mutated
 /// object as a create, an apply that creates, or a conditional replace).
 async fn admitted(
     state: &State,
     path: &str,
-    method: &Method,
+    (method, dry_run): (&Method, bool),
     ct: &str,
     body: &[u8],
 ) -> Result<Option<(Method, &'static str, Vec<u8>)>, ApiError> {
@@ -221,6 +253,7 @@ async fn admitted(
         method,
         content_type: ct,
         body: &parsed,
+        dry_run,
     };
     Ok(match admission::run(state, &incoming).await? {
         admission::Outcome::Unchanged => None,
@@ -258,12 +291,19 @@ struct Req<'a> {
 
 fn dispatch(state: &State, path: &str, r: &Req<'_>) -> Result<Reply, ApiError> {
     let method = r.method;
-    if r.q.dry_run {
-        return Err(ApiError::bad_request("dryRun is not supported by kerf-sim"));
-    }
     let route = route::resolve(&state.registry, path)?;
     if r.q.strict {
         strict(state, &route, r)?;
+    }
+    if dry_run(r.q, method, r.body) {
+        let dry = DryRun {
+            method,
+            ct: r.ct,
+            body: parse_body(r.body)?,
+            who: r.who,
+        };
+        let (code, v) = dryrun::run(state, &route, dry)?;
+        return Ok(Reply::Json(code, v));
     }
     match route {
         Route::Doc(v) if method == Method::GET => Ok(Reply::Json(200, v)),
@@ -275,7 +315,8 @@ fn dispatch(state: &State, path: &str, r: &Req<'_>) -> Result<Reply, ApiError> {
                 Reply::Json(200, doc)
             })
         }
-        Route::Doc(_) | Route::OpenApiV2 => Err(ApiError::method_not_allowed()),
+        Route::Health if method == Method::GET => Ok(Reply::Text("ok")),
+        Route::Doc(_) | Route::OpenApiV2 | Route::Health => Err(ApiError::method_not_allowed()),
         Route::Collection { res, ns } => {
             let info = state.registry.get(res).ok_or_else(ApiError::no_route)?;
             collection(state, info, ns.as_deref(), r)
@@ -327,7 +368,7 @@ fn collection(
     let (q, body) = (r.q, r.body);
     match *r.method {
         Method::GET if q.watch => {
-            let stream = watch::start(state, info, ns, q)?;
+            let stream = watch::start(state, info, ns, q, r.table)?;
             Ok(Reply::Stream(Body::from_stream(stream)))
         }
         Method::GET => {
@@ -335,7 +376,13 @@ fn collection(
             let page = read::list(&st, info, ns, q)?;
             if r.table {
                 let now = (st.clock().0)();
-                let t = crate::table::table(info, page.items(), page.resource_version(), now);
+                let t = crate::table::table(
+                    info,
+                    page.items(),
+                    page.resource_version(),
+                    now,
+                    q.include_object,
+                );
                 return Ok(Reply::Json(200, t));
             }
             Ok(Reply::Raw(200, page.to_bytes(info)))
@@ -410,7 +457,7 @@ fn object(
         Method::GET if r.table => {
             let obj = read::get(&st, t.info, t.ns, t.name)?;
             let now = (st.clock().0)();
-            let table = crate::table::table(t.info, &[obj], st.rv(), now);
+            let table = crate::table::table(t.info, &[obj], st.rv(), now, r.q.include_object);
             Ok(Reply::Json(200, table))
         }
         Method::GET => Ok(Reply::Json(

@@ -113,6 +113,22 @@ impl Store {
         }
     }
 
+    /// A copy to try a write on and throw away (`dryRun=All`): the same objects and
+    /// resourceVersions, and no watcher hears what happens to it.
+    pub fn sandbox(&self) -> Store {
+        let (tx, _) = broadcast::channel(1);
+        Store {
+            objects: self.objects.clone(),
+            rv: self.rv,
+            history: VecDeque::new(),
+            history_cap: 0,
+            compacted: self.rv,
+            tx,
+            clock: self.clock.clone(),
+            changed: self.changed.clone(),
+        }
+    }
+
     /// The server's clock.
     pub fn clock(&self) -> &SimClock {
         &self.clock

@@ -1,11 +1,13 @@
 //! Watches: newline-delimited JSON events from the history after `resourceVersion`, then
-//! live changes, with periodic BOOKMARKs and selector-aware ADDED/DELETED transitions.
+//! live changes, with periodic BOOKMARKs and selector-aware ADDED/DELETED transitions. A
+//! watch that asked for Tables (`kubectl get -w`) gets each object as a one-row Table, so the
+//! columns stay after the first list.
 
 use crate::error::ApiError;
 use crate::query::{Query, Selectors};
 use crate::registry::ResourceInfo;
 use crate::state::State;
-use crate::store::{Change, EventType};
+use crate::store::{Change, EventType, SimClock};
 use crate::write::res_key;
 use bytes::Bytes;
 use futures::Stream;
@@ -31,6 +33,31 @@ struct Watch {
     interval: std::time::Duration,
     deadline: Instant,
     done: bool,
+    render: Render,
+}
+
+/// How objects are sent: as themselves, or as one-row Tables of their resource.
+#[derive(Clone)]
+enum Render {
+    Object,
+    Table(Box<ResourceInfo>, SimClock, crate::table::Include),
+}
+
+impl Render {
+    fn line(&self, kind: &str, obj: &Arc<Value>) -> Bytes {
+        match self {
+            Render::Object => line(kind, obj),
+            Render::Table(info, clock, include) => {
+                let rv = obj["metadata"]["resourceVersion"]
+                    .as_str()
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or(0);
+                let items = std::slice::from_ref(obj);
+                let t = crate::table::table(info, items, rv, (clock.0)(), *include);
+                line(kind, &t)
+            }
+        }
+    }
 }
 
 fn line(kind: &str, obj: &Value) -> Bytes {
@@ -44,23 +71,30 @@ fn expired(rv: &str) -> Bytes {
     line("ERROR", &e.body)
 }
 
-/// Starts a watch; the returned stream ends at the timeout or on a 410.
+/// Starts a watch (of Tables when `table`); the returned stream ends at the timeout or on a
+/// 410.
 pub fn start(
     state: &State,
     res: &ResourceInfo,
     ns: Option<&str>,
     q: &Query,
+    table: bool,
 ) -> Result<impl Stream<Item = Result<Bytes, Infallible>> + use<>, ApiError> {
     let sel = q.selectors(res)?;
     let rk = res_key(res);
     let st = state.store();
+    let render = if table {
+        Render::Table(Box::new(res.clone()), st.clock().clone(), q.include_object)
+    } else {
+        Render::Object
+    };
     let mut pending = VecDeque::new();
     let from = q.resource_version.as_deref().filter(|r| *r != "0");
     let mut done = false;
     match from {
         None => {
             for (_, o) in st.range(&rk, ns, None).filter(|(_, o)| sel.matches(o)) {
-                pending.push_back(line("ADDED", o));
+                pending.push_back(render.line("ADDED", o));
             }
         }
         Some(r) => match r
@@ -68,7 +102,11 @@ pub fn start(
             .ok()
             .and_then(|rv| st.changes_since(&rk, rv))
         {
-            Some(changes) => pending.extend(changes.iter().filter_map(|c| translate(c, &sel, ns))),
+            Some(changes) => pending.extend(
+                changes
+                    .iter()
+                    .filter_map(|c| translate(c, &sel, ns, &render)),
+            ),
             None => {
                 pending.push_back(expired(r));
                 done = true;
@@ -95,13 +133,14 @@ pub fn start(
         interval: opts.bookmark_interval,
         deadline: now + timeout.min(opts.max_watch),
         done,
+        render,
     };
     drop(st);
     Ok(futures::stream::unfold(w, next))
 }
 
 /// Maps a stored change to the event this watcher should see, if any.
-fn translate(c: &Change, sel: &Selectors, ns: Option<&str>) -> Option<Bytes> {
+fn translate(c: &Change, sel: &Selectors, ns: Option<&str>, render: &Render) -> Option<Bytes> {
     let in_ns = |o: &Value| ns.is_none_or(|n| o["metadata"]["namespace"].as_str() == Some(n));
     let now = in_ns(&c.obj) && sel.matches(&c.obj);
     let was = c.old.as_ref().is_some_and(|o| in_ns(o) && sel.matches(o));
@@ -113,7 +152,7 @@ fn translate(c: &Change, sel: &Selectors, ns: Option<&str>) -> Option<Bytes> {
         (EventType::Deleted, true, _) => "DELETED",
         _ => return None,
     };
-    Some(line(kind, &c.obj))
+    Some(render.line(kind, &c.obj))
 }
 
 async fn next(mut w: Watch) -> Option<(Result<Bytes, Infallible>, Watch)> {
@@ -144,7 +183,7 @@ fn on_change(w: &mut Watch, r: Result<Arc<Change>, RecvError>) {
         Ok(c) if c.rv > w.last_rv => {
             w.last_rv = c.rv;
             if c.res == w.res_key
-                && let Some(b) = translate(&c, &w.sel, w.ns.as_deref())
+                && let Some(b) = translate(&c, &w.sel, w.ns.as_deref(), &w.render)
             {
                 w.pending.push_back(b);
             }

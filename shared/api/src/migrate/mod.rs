@@ -1,6 +1,7 @@
 //! Migration of legacy Karpenter documents (v1alpha5 Provisioner, v1alpha1 AWSNodeTemplate,
 //! v1beta1 NodePool / EC2NodeClass) to v1 YAML, with a warning for everything v1 cannot say.
 
+mod named;
 mod nodeclass;
 mod nodepool;
 pub mod selectors;
@@ -41,6 +42,8 @@ struct KubeletMove {
 struct Ctx {
     warnings: Vec<String>,
     kubelets: Vec<KubeletMove>,
+    /// Instance types the input's pods select outright.
+    pod_types: std::collections::BTreeSet<String>,
 }
 
 impl Ctx {
@@ -59,16 +62,20 @@ impl Ctx {
 /// classes (AKSNodeClass, ...), which are an error naming the object and kind.
 pub fn migrate_documents(yaml_text: &str) -> Result<MigrateOutput, ApiError> {
     let mut ctx = Ctx::default();
-    let mut docs = Vec::new();
+    let mut items = Vec::new();
     for document in yaml_serde::Deserializer::from_str(yaml_text) {
         let value = yaml_serde::Value::deserialize(document)?;
         if value.is_null() {
             continue;
         }
-        let value = serde_json::to_value(value)?;
-        for item in flatten_list(value) {
-            docs.extend(migrate_value(item, &mut ctx)?);
-        }
+        items.extend(flatten_list(serde_json::to_value(value)?));
+    }
+    for item in &items {
+        named::selected_by_pods(item, &mut ctx.pod_types);
+    }
+    let mut docs = Vec::new();
+    for item in items {
+        docs.extend(migrate_value(item, &mut ctx)?);
     }
     apply_kubelets(&mut docs, &mut ctx);
     Ok(MigrateOutput {
@@ -120,6 +127,11 @@ fn migrate_value(value: Value, ctx: &mut Ctx) -> Result<Vec<Doc>, ApiError> {
             nodeclass::from_v1beta1(serde_json::from_value(value)?, ctx),
         ))]),
         ("karpenter.sh/v1" | "karpenter.k8s.aws/v1", _) => Ok(vec![Doc::Raw(value)]),
+        // Workloads are read for the instance types their pods select (`named`), not written.
+        (
+            "v1" | "apps/v1" | "batch/v1",
+            "Pod" | "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job" | "CronJob",
+        ) => Ok(Vec::new()),
         _ if is_foreign_node_class(&api_version, &kind) => Err(ApiError::Invalid {
             object: object_name(&value),
             message: format!(

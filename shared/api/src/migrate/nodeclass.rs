@@ -93,6 +93,11 @@ pub(super) fn from_node_template(template: AWSNodeTemplate, ctx: &mut Ctx) -> EC
     class
 }
 
+/// The role a migrated EC2NodeClass gets when the legacy one named none (it came from global
+/// settings Kerf cannot see): a name no account has, so the class applies and says plainly
+/// what to fill in.
+pub(super) const PLACEHOLDER_ROLE: &str = "REPLACE-ME-with-your-KarpenterNodeRole";
+
 /// An AWSNodeTemplate spec (or inline provider) → EC2NodeClass `name`.
 pub(super) fn from_provider(
     name: &str,
@@ -102,9 +107,10 @@ pub(super) fn from_provider(
     prefix: &str,
 ) -> EC2NodeClass {
     let (ami_selector_terms, ami_family) = legacy_amis(&spec, ctx, object, prefix);
-    if spec.instance_profile.is_none() {
-        ctx.warn(object, format!("{prefix}.instanceProfile is unset (the legacy default came from global settings); set spec.role or spec.instanceProfile on EC2NodeClass/{name}"));
-    }
+    let role = spec.instance_profile.is_none().then(|| {
+        ctx.warn(object, format!("{prefix}.instanceProfile is unset (the legacy default came from global settings): EC2NodeClass/{name} has spec.role {PLACEHOLDER_ROLE}; replace it with your node role's name (or set spec.instanceProfile) before nodes can launch"));
+        PLACEHOLDER_ROLE.to_string()
+    });
     if let Some(lt) = &spec.launch_template {
         ctx.warn(object, format!("{prefix}.launchTemplate ({lt}) has no v1 equivalent: move its AMI, user data and block devices into EC2NodeClass/{name}; dropped"));
     }
@@ -131,6 +137,7 @@ pub(super) fn from_provider(
         ami_selector_terms,
         ami_family,
         user_data: spec.user_data,
+        role,
         instance_profile: spec.instance_profile,
         tags: spec.tags,
         block_device_mappings: spec.block_device_mappings,
@@ -176,6 +183,9 @@ fn family_and_terms(
     object: &str,
     prefix: &str,
 ) -> (Vec<AmiSelectorTerm>, Option<AmiFamily>) {
+    if family == "AL2" {
+        ctx.warn(object, format!("{prefix}.amiFamily AL2: Amazon Linux 2 reached end of support on 2026-06-30 and EKS publishes no AL2 AMIs for Kubernetes 1.33 or later; move to amiSelectorTerms [{{alias: al2023@latest}}] (AL2023 nodes are configured by nodeadm, not bootstrap.sh: review any user data)"));
+    }
     let v1_family = parse_family(family);
     if !terms.is_empty() {
         let v1_family = v1_family.unwrap_or_else(|| {

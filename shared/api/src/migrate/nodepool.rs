@@ -74,16 +74,36 @@ const V1ALPHA5_DEFAULTS: [(&[&str], &[RequirementSpec]); 4] = [
     ),
 ];
 
-/// Appends the v1alpha5 webhook's default requirements for keys `given` does not constrain.
+/// Appends the v1alpha5 webhook's default requirements for keys `given` does not constrain,
+/// except a default that would rule out an instance type the Provisioner or the input's pods
+/// name outright (`amd64` against `t4g.2xlarge`, categories c, m, r against it): the migrated
+/// NodePool must still launch what they ask for.
 fn v1alpha5_default_requirements(
     given: &[LegacyRequirement],
     out: &mut Vec<NodeSelectorRequirementWithMinValues>,
     ctx: &mut Ctx,
     object: &str,
 ) {
+    let mut named: std::collections::BTreeSet<String> = ctx.pod_types.clone();
+    for r in given {
+        if r.key == labels::INSTANCE_TYPE && r.operator == "In" {
+            named.extend(r.values.iter().cloned());
+        }
+    }
     let mut added = Vec::new();
     for (keys, defaults) in V1ALPHA5_DEFAULTS {
         if given.iter().any(|r| keys.contains(&r.key.as_str())) {
+            continue;
+        }
+        if let Some(t) = ruled_out(keys, &named) {
+            ctx.warn(
+                object,
+                format!(
+                    "spec.requirements: left out the v1alpha5 default on {} because it would rule \
+                     out {t}, which the input names",
+                    keys.join(", ")
+                ),
+            );
             continue;
         }
         for (key, operator, values) in defaults {
@@ -102,6 +122,19 @@ fn v1alpha5_default_requirements(
             ),
         );
     }
+}
+
+/// The first of `named` a default on `keys` would rule out.
+fn ruled_out<'a>(keys: &[&str], named: &'a std::collections::BTreeSet<String>) -> Option<&'a str> {
+    let outside = |t: &str| match super::named::parse(t) {
+        None => false,
+        Some(n) if keys.contains(&labels::ARCH) => n.graviton,
+        Some(n) if keys.contains(&aws::INSTANCE_CATEGORY) => {
+            !["c", "m", "r"].contains(&n.category) || n.generation <= 2
+        }
+        Some(_) => false,
+    };
+    named.iter().map(String::as_str).find(|t| outside(t))
 }
 
 /// Queues kubelet settings for the node class and warns about `containerRuntime`.

@@ -233,32 +233,47 @@ fn claim_of<'a>(view: &'a View, name: &str) -> Option<&'a NodeClaim> {
         .find(|c| claim::name(c) == name)
 }
 
-/// Events for every skipped candidate, and the budgets as metrics.
+/// Events for every skipped candidate (on its NodeClaim and, once registered, its Node, as
+/// Karpenter publishes them), and the budgets as metrics.
 async fn tell<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, view: &View, plan: &Plan) {
-    let events: Vec<EventSpec> = plan
-        .skipped
-        .iter()
-        .filter(|s| {
-            !matches!(
-                s.kind,
-                kerf_engine::plan::SkipKind::Nothing | kerf_engine::plan::SkipKind::Deleting
-            )
-        })
-        .map(|s| EventSpec {
-            involved: InvolvedObject {
-                api_version: "karpenter.sh/v1".into(),
-                kind: "NodeClaim".into(),
-                name: s.node_claim.clone(),
-                namespace: String::new(),
-                uid: claim_of(view, &s.node_claim)
-                    .and_then(|c| c.metadata.uid.clone())
-                    .unwrap_or_default(),
-            },
+    let told = plan.skipped.iter().filter(|s| {
+        !matches!(
+            s.kind,
+            kerf_engine::plan::SkipKind::Nothing | kerf_engine::plan::SkipKind::Deleting
+        )
+    });
+    let mut events = Vec::new();
+    for s in told {
+        let event = |involved: InvolvedObject| EventSpec {
+            involved,
             type_: EventType::Normal,
             reason: s.kind.event_reason().into(),
             message: s.reason.clone(),
-        })
-        .collect();
+        };
+        events.push(event(InvolvedObject {
+            api_version: "karpenter.sh/v1".into(),
+            kind: "NodeClaim".into(),
+            name: s.node_claim.clone(),
+            namespace: String::new(),
+            uid: claim_of(view, &s.node_claim)
+                .and_then(|c| c.metadata.uid.clone())
+                .unwrap_or_default(),
+        }));
+        if let Some(n) = view
+            .snap
+            .nodes
+            .iter()
+            .find(|n| !s.node.is_empty() && n.metadata.name.as_deref() == Some(s.node.as_str()))
+        {
+            events.push(event(InvolvedObject {
+                api_version: "v1".into(),
+                kind: "Node".into(),
+                name: s.node.clone(),
+                namespace: String::new(),
+                uid: n.metadata.uid.clone().unwrap_or_default(),
+            }));
+        }
+    }
     crate::events::emit_all(ctx, events).await;
     for b in &plan.budgets {
         ctx.metrics.count(

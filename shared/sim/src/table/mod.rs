@@ -99,9 +99,34 @@ fn cell(obj: &Value, col: &Value, now: Timestamp) -> Value {
     }
 }
 
-fn row(o: &Value, cells: Vec<Value>) -> Value {
-    json!({"cells": cells, "object": {"kind": "PartialObjectMetadata",
-        "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}})
+/// What each row carries of its object (`includeObject`; `kubectl get --sort-by` asks for
+/// `Object` to sort on its fields).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Include {
+    None,
+    #[default]
+    Metadata,
+    Object,
+}
+
+impl Include {
+    /// The query parameter's value (anything unknown is the default, `Metadata`).
+    pub fn parse(v: &str) -> Self {
+        match v {
+            "None" => Include::None,
+            "Object" => Include::Object,
+            _ => Include::Metadata,
+        }
+    }
+}
+
+fn row(o: &Value, cells: Vec<Value>, include: Include) -> Value {
+    match include {
+        Include::None => json!({"cells": cells}),
+        Include::Metadata => json!({"cells": cells, "object": {"kind": "PartialObjectMetadata",
+            "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}}),
+        Include::Object => json!({"cells": cells, "object": o}),
+    }
 }
 
 fn document(columns: Vec<Value>, rows: Vec<Value>, rv: u64) -> Value {
@@ -110,7 +135,13 @@ fn document(columns: Vec<Value>, rows: Vec<Value>, rv: u64) -> Value {
 }
 
 /// The Table of `items` (one for a single GET).
-pub fn table(info: &ResourceInfo, items: &[Arc<Value>], rv: u64, now: Timestamp) -> Value {
+pub fn table(
+    info: &ResourceInfo,
+    items: &[Arc<Value>],
+    rv: u64,
+    now: Timestamp,
+    include: Include,
+) -> Value {
     if let Some(cols) = builtin::columns(&info.group, &info.plural) {
         let columns = cols
             .iter()
@@ -122,7 +153,7 @@ pub fn table(info: &ResourceInfo, items: &[Arc<Value>], rv: u64, now: Timestamp)
             .collect();
         let rows = items
             .iter()
-            .map(|o| row(o, cols.iter().map(|c| (c.cell)(o, now)).collect()))
+            .map(|o| row(o, cols.iter().map(|c| (c.cell)(o, now)).collect(), include))
             .collect();
         return document(columns, rows, rv);
     }
@@ -147,7 +178,7 @@ pub fn table(info: &ResourceInfo, items: &[Arc<Value>], rv: u64, now: Timestamp)
         .map(|o| {
             let mut cells = vec![o["metadata"]["name"].clone()];
             cells.extend(printed.iter().map(|c| cell(o, c, now)));
-            row(o, cells)
+            row(o, cells, include)
         })
         .collect();
     document(columns, rows, rv)

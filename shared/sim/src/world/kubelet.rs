@@ -297,8 +297,12 @@ impl Kubelet {
                         "state": {"running": {"startedAt": t}}})
                     })
                     .collect();
+                let pod_ip = pod_ip(p.metadata.uid.as_deref().unwrap_or(&name));
+                let host_ip = internal_ip(n);
                 let patch = json!({"status": {"phase": "Running", "startTime": t,
-                    "conditions": conds, "containerStatuses": containers}});
+                    "conditions": conds, "containerStatuses": containers,
+                    "podIP": pod_ip, "podIPs": [{"ip": pod_ip}],
+                    "hostIP": host_ip, "hostIPs": [{"ip": host_ip}]}});
                 api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
                     .await?;
                 started += 1;
@@ -306,6 +310,30 @@ impl Kubelet {
         }
         Ok(started)
     }
+}
+
+/// The address the VPC CNI would give a pod: one of 10.64.0.0/10, from its UID (the same
+/// pod always gets the same address).
+fn pod_ip(uid: &str) -> String {
+    let h = uid.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!(
+        "10.{}.{}.{}",
+        64 + (h >> 16) % 64,
+        (h >> 8) % 256,
+        h % 254 + 1
+    )
+}
+
+/// A Node's `InternalIP`.
+fn internal_ip(n: &Node) -> String {
+    n.status
+        .iter()
+        .flat_map(|s| s.addresses.iter().flatten())
+        .find(|a| a.type_ == "InternalIP")
+        .map(|a| a.address.clone())
+        .unwrap_or_default()
 }
 
 async fn set_ready(
