@@ -83,14 +83,7 @@ async fn a_watch_asked_for_tables_sends_each_object_as_a_table_row() {
     create_dynamic(&dynamic::<NodePool>(&client), nodepool("default"))
         .await
         .unwrap();
-    let req =
-        axum::http::Request::get("/apis/karpenter.sh/v1/nodepools?watch=true&timeoutSeconds=1")
-            .header(
-                "accept",
-                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
-            )
-            .body(Vec::new())
-            .unwrap();
+    let req = table_get("/apis/karpenter.sh/v1/nodepools?watch=true&timeoutSeconds=1");
     let text = client.request_text(req).await.unwrap();
     let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(first["type"], "ADDED", "{text}");
@@ -112,15 +105,7 @@ async fn a_table_carries_whole_objects_when_asked_so_kubectl_can_sort_by_their_f
     create_dynamic(&dynamic::<NodePool>(&client), nodepool("default"))
         .await
         .unwrap();
-    let get = |query: &str| {
-        axum::http::Request::get(format!("/apis/karpenter.sh/v1/nodepools{query}"))
-            .header(
-                "accept",
-                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
-            )
-            .body(Vec::new())
-            .unwrap()
-    };
+    let get = |query: &str| table_get(&format!("/apis/karpenter.sh/v1/nodepools{query}"));
     let whole: serde_json::Value = client.request(get("?includeObject=Object")).await.unwrap();
     let object = &whole["rows"][0]["object"];
     assert_eq!(object["kind"], "NodePool", "{whole}");

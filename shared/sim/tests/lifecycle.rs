@@ -355,15 +355,7 @@ async fn kubectl_get_gets_a_table_with_karpenters_printer_columns() {
     create_dynamic(&dynamic::<NodePool>(&client), nodepool("default"))
         .await
         .unwrap();
-    let get = |path: &str| {
-        axum::http::Request::get(path)
-            .header(
-                "accept",
-                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
-            )
-            .body(Vec::new())
-            .unwrap()
-    };
+    let get = table_get;
     let t: serde_json::Value = client
         .request(get("/apis/karpenter.sh/v1/nodepools"))
         .await

@@ -97,3 +97,14 @@ pub async fn rejected(
     );
     causes
 }
+
+/// A GET that asks for a server-side Table, as `kubectl get` does.
+pub fn table_get(path: &str) -> axum::http::Request<Vec<u8>> {
+    axum::http::Request::get(path)
+        .header(
+            "accept",
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+        )
+        .body(Vec::new())
+        .unwrap()
+}
