@@ -39,6 +39,7 @@ pub mod patch;
 pub mod query;
 pub mod read;
 pub mod registry;
+mod request;
 pub mod route;
 pub mod scale;
 pub mod scenario;

@@ -1,7 +1,6 @@
 //! The HTTP front: one axum fallback handler that routes, injects faults, dispatches to the
 //! read/write/watch/eviction logic and renders replies and Status errors.
 
-use crate::admission;
 use crate::binding;
 use crate::delete::{self, DeleteOptions};
 use crate::dryrun::{self, DryRun};
@@ -10,6 +9,7 @@ use crate::managed::Writer;
 use crate::patch::PatchKind;
 use crate::query::Query;
 use crate::registry::ResourceInfo;
+use crate::request::{admitted, dry_run, parse_body};
 use crate::route::{self, Route};
 use crate::state::{Exchange, RequestRecord, State};
 use crate::write::{self, Ownership};
@@ -205,75 +205,6 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
         exchange,
     });
     response
-}
-
-/// `dryRun=All`, in the query or (as clients send a delete's options) in a delete's body.
-fn dry_run(q: &Query, method: &Method, body: &[u8]) -> bool {
-    q.dry_run
-        || *method == Method::DELETE
-            && serde_json::from_slice::<Value>(body).is_ok_and(|b| {
-                b["dryRun"]
-                    .as_array()
-                    .is_some_and(|a| a.iter().any(|v| v == "All"))
-            })
-}
-
-/// Runs the admission hooks for a write; `Some` is the request to run instead (the mutated
-/// object as a create, an apply that creates, or a conditional replace).
-async fn admitted(
-    state: &State,
-    path: &str,
-    (method, dry_run): (&Method, bool),
-    ct: &str,
-    body: &[u8],
-) -> Result<Option<(Method, &'static str, Vec<u8>)>, ApiError> {
-    let writes = matches!(*method, Method::POST | Method::PUT | Method::PATCH);
-    if state.hooks.is_empty() || !(writes || *method == Method::DELETE) {
-        return Ok(None);
-    }
-    let (res, ns, name, sub) = match route::resolve(&state.registry, path) {
-        Ok(Route::Collection { res, ns }) if *method == Method::POST => {
-            (res, ns.unwrap_or_default(), String::new(), None)
-        }
-        Ok(Route::Object { res, ns, name, sub }) if *method != Method::POST => (res, ns, name, sub),
-        _ => return Ok(None),
-    };
-    if sub.as_deref().is_some_and(|s| s != "status") {
-        return Ok(None);
-    }
-    let Some(info) = state.registry.get(res) else {
-        return Ok(None);
-    };
-    let parsed = parse_body(body)?;
-    let incoming = admission::Incoming {
-        info,
-        ns: &ns,
-        name: &name,
-        sub: sub.as_deref(),
-        method,
-        content_type: ct,
-        body: &parsed,
-        dry_run,
-    };
-    Ok(match admission::run(state, &incoming).await? {
-        admission::Outcome::Unchanged => None,
-        admission::Outcome::Replace { object, create } => {
-            let bytes = object.to_string().into_bytes();
-            Some(match (create, method.clone()) {
-                (true, Method::PATCH) => (Method::PATCH, "application/apply-patch+yaml", bytes),
-                (true, _) => (Method::POST, "application/json", bytes),
-                (false, _) => (Method::PUT, "application/json", bytes),
-            })
-        }
-    })
-}
-
-fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Value::Null);
-    }
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("malformed request body: {e}")))
 }
 
 /// One request's method, query, content type, body and writer.
