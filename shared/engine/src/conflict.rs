@@ -6,16 +6,8 @@
 use kerf_catalog::InstanceType;
 
 use crate::labels;
-use crate::pools::PoolCtx;
+use crate::pools::{NOT_OF_THE_TYPE, PoolCtx, type_label as label, type_satisfies as satisfies};
 use crate::requirements::{Requirement, Requirements};
-
-/// Keys an instance type's labels do not decide: offerings, the pool and the node do.
-const NOT_OF_THE_TYPE: [&str; 4] = [
-    labels::ZONE,
-    labels::CAPACITY_TYPE,
-    labels::NODEPOOL,
-    labels::HOSTNAME,
-];
 
 /// Why `pool` has no instance type for a pod requiring `pod` (the pool's own requirements
 /// and the pod's are compatible key by key, yet no type satisfies both).
@@ -90,21 +82,5 @@ fn against_pool(
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-    }
-}
-
-/// The type's value for `key` (its labels, and the catalog's region).
-fn label<'a>(it: &'a InstanceType, region: &'a str, key: &str) -> Option<&'a str> {
-    if key == labels::REGION && !region.is_empty() {
-        return Some(region);
-    }
-    it.labels.get(key).map(String::as_str)
-}
-
-/// True when the type's labels satisfy `key req`, as a launch would check them.
-fn satisfies(it: &InstanceType, region: &str, key: &str, req: &Requirement) -> bool {
-    match label(it, region, key) {
-        Some(v) => req.has(v),
-        None => !labels::is_well_known(key) || req.allows_absent(),
     }
 }

@@ -38,24 +38,43 @@ pub struct TypeCtx<'a> {
     pub offerings: Vec<Off>,
 }
 
+/// Keys an instance type's labels do not decide: offerings (zone, capacity type), the pool
+/// and the node do.
+pub const NOT_OF_THE_TYPE: [&str; 4] = [
+    labels::ZONE,
+    labels::CAPACITY_TYPE,
+    labels::NODEPOOL,
+    labels::HOSTNAME,
+];
+
+/// An instance type's value for a label key (its labels, plus the catalog's region).
+pub fn type_label<'a>(it: &'a InstanceType, region: &'a str, key: &str) -> Option<&'a str> {
+    if key == labels::REGION && !region.is_empty() {
+        return Some(region);
+    }
+    it.labels.get(key).map(String::as_str)
+}
+
+/// True when the type's labels satisfy `key req` (a key the type does not carry satisfies
+/// only a requirement that allows absence, unless the key is a custom one types never carry).
+pub fn type_satisfies(it: &InstanceType, region: &str, key: &str, req: &Requirement) -> bool {
+    match type_label(it, region, key) {
+        Some(v) => req.has(v),
+        None => !labels::is_well_known(key) || req.allows_absent(),
+    }
+}
+
 impl TypeCtx<'_> {
     /// The type's value for a label key (instance labels plus region).
     pub fn label(&self, key: &str) -> Option<&str> {
-        if key == labels::REGION && !self.region.is_empty() {
-            return Some(self.region);
-        }
-        self.it.labels.get(key).map(String::as_str)
+        type_label(self.it, self.region, key)
     }
 
     /// True when the type's labels satisfy `reqs` (zone and capacity type are checked on
     /// offerings; custom keys types never carry are not the type's concern).
     pub fn matches(&self, reqs: &Requirements) -> bool {
-        reqs.iter().all(|(k, r)| match k.as_str() {
-            labels::ZONE | labels::CAPACITY_TYPE | labels::NODEPOOL | labels::HOSTNAME => true,
-            _ => match self.label(k) {
-                Some(v) => r.has(v),
-                None => !labels::is_well_known(k) || r.allows_absent(),
-            },
+        reqs.iter().all(|(k, r)| {
+            NOT_OF_THE_TYPE.contains(&k.as_str()) || type_satisfies(self.it, self.region, k, r)
         })
     }
 

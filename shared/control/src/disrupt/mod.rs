@@ -26,7 +26,7 @@ pub use timers::{requeue, set_timer};
 
 use std::collections::BTreeMap;
 
-use kerf_api::v1::{ConditionStatus, NodeClaim};
+use kerf_api::v1::ConditionStatus;
 use kerf_engine::DisruptOptions;
 use kerf_engine::plan::Plan;
 use serde_json::json;
@@ -226,13 +226,6 @@ async fn mark_drifted<C: Cluster, K: Cloud, P: Publisher>(
     Ok(())
 }
 
-fn claim_of<'a>(view: &'a View, name: &str) -> Option<&'a NodeClaim> {
-    view.snap
-        .node_claims
-        .iter()
-        .find(|c| claim::name(c) == name)
-}
-
 /// Events for every skipped candidate (on its NodeClaim and, once registered, its Node, as
 /// Karpenter publishes them), and the budgets as metrics.
 async fn tell<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, view: &View, plan: &Plan) {
@@ -242,6 +235,18 @@ async fn tell<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, view: &Vie
             kerf_engine::plan::SkipKind::Nothing | kerf_engine::plan::SkipKind::Deleting
         )
     });
+    let claim_uids: std::collections::HashMap<&str, &str> = view
+        .snap
+        .node_claims
+        .iter()
+        .filter_map(|c| Some((claim::name(c), c.metadata.uid.as_deref()?)))
+        .collect();
+    let node_uids: std::collections::HashMap<&str, &str> = view
+        .snap
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.metadata.name.as_deref()?, n.metadata.uid.as_deref()?)))
+        .collect();
     let mut events = Vec::new();
     for s in told {
         let event = |involved: InvolvedObject| EventSpec {
@@ -255,22 +260,17 @@ async fn tell<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, view: &Vie
             kind: "NodeClaim".into(),
             name: s.node_claim.clone(),
             namespace: String::new(),
-            uid: claim_of(view, &s.node_claim)
-                .and_then(|c| c.metadata.uid.clone())
-                .unwrap_or_default(),
+            uid: claim_uids
+                .get(s.node_claim.as_str())
+                .map_or_else(String::new, |u| u.to_string()),
         }));
-        if let Some(n) = view
-            .snap
-            .nodes
-            .iter()
-            .find(|n| !s.node.is_empty() && n.metadata.name.as_deref() == Some(s.node.as_str()))
-        {
+        if let Some(uid) = node_uids.get(s.node.as_str()) {
             events.push(event(InvolvedObject {
                 api_version: "v1".into(),
                 kind: "Node".into(),
                 name: s.node.clone(),
                 namespace: String::new(),
-                uid: n.metadata.uid.clone().unwrap_or_default(),
+                uid: uid.to_string(),
             }));
         }
     }
