@@ -9,28 +9,13 @@ use serde::Deserialize;
 
 use crate::build;
 use crate::pricing::StaticPrices;
+use crate::regions::{REGIONS, ZONE_FILES};
 use crate::settings::NodeClassSettings;
 use crate::spec::Ec2Spec;
 use crate::{Catalog, CatalogError};
 
 const SPECS_JSON: &str = include_str!("../data/specs.json");
 const PRICES_JSON: &str = include_str!("../data/prices.json");
-
-/// Bundled regions (sorted) and their zone files, parsed lazily one region at a time.
-const REGIONS: [&str; 5] = [
-    "ap-northeast-2",
-    "eu-west-1",
-    "us-east-1",
-    "us-east-2",
-    "us-west-2",
-];
-const ZONE_FILES: [&str; 5] = [
-    include_str!("../data/zones/ap-northeast-2.json"),
-    include_str!("../data/zones/eu-west-1.json"),
-    include_str!("../data/zones/us-east-1.json"),
-    include_str!("../data/zones/us-east-2.json"),
-    include_str!("../data/zones/us-west-2.json"),
-];
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -99,7 +84,8 @@ fn parse_region(i: usize) -> Result<RegionZones, String> {
 }
 
 fn region(name: &str) -> Result<&'static RegionZones, CatalogError> {
-    static PARSED: [OnceLock<Result<RegionZones, String>>; 5] = [const { OnceLock::new() }; 5];
+    static PARSED: [OnceLock<Result<RegionZones, String>>; REGIONS.len()] =
+        [const { OnceLock::new() }; REGIONS.len()];
     let i = REGIONS
         .iter()
         .position(|r| *r == name)

@@ -12,6 +12,7 @@ pub mod labels;
 pub mod overhead;
 pub mod pricing;
 pub mod quantity;
+mod regions;
 pub mod resources;
 pub mod settings;
 pub mod spec;

@@ -15,15 +15,31 @@ fn zones(region: &str, letters: &str) -> Vec<String> {
 
 #[test]
 fn regions_and_zones() {
+    let regions = bundled_regions();
+    assert_eq!(regions.len(), 30, "every commercial region: {regions:?}");
+    assert!(regions.windows(2).all(|w| w[0] < w[1]), "sorted");
+    for r in [
+        "eu-central-1",
+        "ap-northeast-1",
+        "sa-east-1",
+        "ca-central-1",
+        "ap-southeast-2",
+    ] {
+        assert!(regions.contains(&r), "{r} bundled");
+    }
+    assert!(
+        !regions
+            .iter()
+            .any(|r| r.starts_with("us-gov-") || r.starts_with("cn-")),
+        "commercial partition only"
+    );
     assert_eq!(
-        bundled_regions(),
-        [
-            "ap-northeast-2",
-            "eu-west-1",
-            "us-east-1",
-            "us-east-2",
-            "us-west-2"
-        ]
+        bundled_zones("eu-central-1").unwrap(),
+        zones("eu-central-1", "abc")
+    );
+    assert_eq!(
+        bundled_zones("ap-northeast-1").unwrap(),
+        zones("ap-northeast-1", "acd")
     );
     assert_eq!(
         bundled_zones("us-east-1").unwrap(),
@@ -53,8 +69,23 @@ fn every_region_loads_and_every_type_has_offerings() {
     for region in bundled_regions() {
         let c = bundled(region, &settings).unwrap();
         assert_eq!(c.region, *region);
+        // The smallest regions (il-central-1) offer fewer than 300 types; the large ones more
+        // than 500.
+        let least = if [
+            "us-east-1",
+            "us-east-2",
+            "us-west-2",
+            "eu-west-1",
+            "ap-northeast-2",
+        ]
+        .contains(region)
+        {
+            500
+        } else {
+            250
+        };
         assert!(
-            c.instance_types.len() > 500,
+            c.instance_types.len() > least,
             "{region}: {}",
             c.instance_types.len()
         );

@@ -103,9 +103,11 @@ pub struct PlanArgs {
     /// A catalog file replacing the bundled catalog.
     #[arg(long)]
     pub catalog: Option<String>,
-    /// Region of the bundled catalog.
-    #[arg(long, default_value = "us-west-2")]
-    pub region: String,
+    /// Region of the bundled catalog (its offerings and zones; on-demand prices are the
+    /// us-east-1 list prices in every region). Default: the region the input's nodes are
+    /// labelled with, else us-west-2; the choice is said on stderr.
+    #[arg(long)]
+    pub region: Option<String>,
     /// Fix the clock (RFC3339), for reproducible expiry and consolidateAfter.
     #[arg(long)]
     pub now: Option<String>,

@@ -8,14 +8,16 @@ use kerf_engine::{DisruptOptions, Plan};
 
 use crate::args::{CatalogArgs, Mode, Output, PlanArgs};
 use crate::error::{CliError, Locate};
-use crate::input;
 use crate::snapshot::{CatalogSource, build};
+use crate::{input, region};
 
 /// What a command prints.
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub stdout: String,
     pub warnings: Vec<String>,
+    /// What the user should know about the choices made for them (stderr, `note: `).
+    pub notes: Vec<String>,
 }
 
 /// `kerf plan`.
@@ -24,17 +26,20 @@ pub fn plan(a: &PlanArgs, now_default: i64) -> Result<Outcome, CliError> {
         Some(s) => parse_now(s)?,
         None => now_default,
     };
+    let inputs = input::read(&a.inputs)?;
+    let mut notes = Vec::new();
     let source = match &a.catalog {
         Some(f) => CatalogSource::File(Arc::new(load_catalog(f)?)),
         None => {
-            kerf_catalog::bundled::bundled_zones(&a.region)
+            let chosen = region::choose(a.region.as_deref(), &inputs.docs)?;
+            kerf_catalog::bundled::bundled_zones(&chosen.region)
                 .map_err(|e| CliError::Usage(e.to_string()))?;
+            notes.extend(chosen.note);
             CatalogSource::Bundled {
-                region: a.region.clone(),
+                region: chosen.region,
             }
         }
     };
-    let inputs = input::read(&a.inputs)?;
     let seed = inputs.seed();
     let built = build(inputs.docs, &source, now)?;
     let opts = DisruptOptions {
@@ -50,6 +55,7 @@ pub fn plan(a: &PlanArgs, now_default: i64) -> Result<Outcome, CliError> {
     Ok(Outcome {
         stdout: render(&plan, a.output)?,
         warnings: built.warnings,
+        notes,
     })
 }
 
@@ -93,7 +99,11 @@ pub fn catalog(a: &CatalogArgs) -> Result<Outcome, CliError> {
         Output::Json => kerf_catalog::file::to_json(&c) + "\n",
         Output::Table => kerf_catalog::table::render(&c),
     };
-    Ok(Outcome { stdout, warnings })
+    Ok(Outcome {
+        stdout,
+        warnings,
+        notes: Vec::new(),
+    })
 }
 
 fn nodeclass_settings(f: &str, warnings: &mut Vec<String>) -> Result<NodeClassSettings, CliError> {

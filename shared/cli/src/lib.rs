@@ -10,6 +10,7 @@ pub mod convert;
 pub mod error;
 pub mod input;
 pub mod migrate;
+pub mod region;
 pub mod sim;
 pub mod snapshot;
 pub mod table;

@@ -15,6 +15,9 @@ fn main() -> ExitCode {
         .unwrap_or(0);
     match kerf_cli::run(&cli, now) {
         Ok(out) => {
+            for n in &out.notes {
+                eprintln!("note: {n}");
+            }
             for w in &out.warnings {
                 eprintln!("warning: {w}");
             }

@@ -35,6 +35,7 @@ pub fn migrate(a: &MigrateArgs) -> Result<Outcome, CliError> {
     Ok(Outcome {
         stdout: out.yaml,
         warnings,
+        ..Outcome::default()
     })
 }
 
@@ -43,7 +44,7 @@ pub fn crds() -> Result<Outcome, CliError> {
     let stdout = kerf_api::crds::to_yaml().map_err(|e| CliError::Internal(e.to_string()))?;
     Ok(Outcome {
         stdout,
-        warnings: Vec::new(),
+        ..Outcome::default()
     })
 }
 

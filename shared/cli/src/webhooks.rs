@@ -141,6 +141,6 @@ pub fn webhooks(a: &WebhooksArgs) -> Result<Outcome, CliError> {
     let secret = read_secret(&a.secret_file, &read(&a.secret_file)?)?;
     Ok(Outcome {
         stdout: render(&outputs, &secret)?,
-        warnings: Vec::new(),
+        ..Outcome::default()
     })
 }

@@ -176,6 +176,37 @@ fn a_failed_wait_says_why_the_pods_are_pending_and_which_nodepool_is_not_ready()
 }
 
 #[test]
+fn a_scenario_runs_in_the_region_it_names() {
+    let seoul = FAILING
+        .replace(
+            "name: failing",
+            "name: seoul\nsettings:\n  region: ap-northeast-2",
+        )
+        .replace("  - name: wrong on purpose\n    expect: {nodes: 7}\n", "");
+    let out = sim_on("region-seoul", &seoul);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("on-demand, ap-northeast-2"),
+        "launched in one of the region's zones: {stdout}"
+    );
+    assert!(
+        stdout.contains(".ap-northeast-2.compute.internal"),
+        "its node is named in the region: {stdout}"
+    );
+    assert!(!stdout.contains("us-west-2"), "{stdout}");
+
+    let mars = seoul.replace("ap-northeast-2", "mars-north-1");
+    let out = sim_on("region-unknown", &mars);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("settings.region") && stderr.contains("unknown region \"mars-north-1\""),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn logs_go_to_the_file_as_json_lines_a_karpenter_user_can_jq() {
     let dir = tmp("sim-logs");
     std::fs::create_dir_all(&dir).unwrap();

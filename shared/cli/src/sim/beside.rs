@@ -136,11 +136,11 @@ pub fn beside(
     terminal: bool,
 ) -> Result<Vec<(&'static str, Outcome)>, CliError> {
     let (kerf_kc, launch, crds) = launch(a, s)?;
-    let options = WorldOptions {
+    let options = s.in_region(WorldOptions {
         cluster: Some(kerf_kc.clone()),
         logs: a.logs.as_ref().map(PathBuf::from),
         ..Decisions::Kerf.options()
-    };
+    });
     let (to_karpenter, from_kerf) = mpsc::channel();
     let (to_kerf, from_karpenter) = mpsc::channel();
     // Karpenter's nodes become Ready as long after launch as Kerf's simulated instances do.

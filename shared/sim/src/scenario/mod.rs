@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::world::WorldError;
+use crate::world::{WorldError, WorldOptions};
 
 /// Why a scenario cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +104,9 @@ pub struct Settings {
     pub feature_gates: BTreeMap<String, bool>,
     /// Simulated time per tick (default `1s`).
     pub tick: Option<String>,
+    /// The AWS region the cluster runs in (default `us-west-2`): its zones and the instance
+    /// types offered there, from the bundled catalog.
+    pub region: Option<String>,
 }
 
 /// A scenario file.
@@ -129,6 +132,14 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// `options` with the scenario's region, when it names one.
+    pub fn in_region(&self, mut options: WorldOptions) -> WorldOptions {
+        if let Some(r) = &self.settings.region {
+            options.region = r.clone();
+        }
+        options
+    }
+
     /// Reads a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         if path.is_dir() {
@@ -173,6 +184,12 @@ impl Scenario {
             duration(t).map_err(|message| ScenarioError::Parse {
                 path: self.path.clone(),
                 message: format!("settings.tick: {message}"),
+            })?;
+        }
+        if let Some(r) = &self.settings.region {
+            kerf_catalog::bundled::bundled_zones(r).map_err(|e| ScenarioError::Parse {
+                path: self.path.clone(),
+                message: format!("settings.region: {e}"),
             })?;
         }
         for (i, step) in self.steps.iter().enumerate() {

@@ -167,8 +167,9 @@ pub(super) fn objects_error(s: &Scenario, message: String) -> ScenarioError {
 
 /// The world a scenario runs in: started with `options`, the scenario's tick and feature
 /// gates, before any of its objects.
-pub async fn world_for(s: &Scenario, mut options: WorldOptions) -> Result<World, ScenarioError> {
+pub async fn world_for(s: &Scenario, options: WorldOptions) -> Result<World, ScenarioError> {
     let world_err = |message: String| objects_error(s, message);
+    let mut options = s.in_region(options);
     if let Some(t) = &s.settings.tick {
         options.tick = super::duration(t).map_err(|m| world_err(format!("settings.tick: {m}")))?;
     }
