@@ -36,6 +36,7 @@ mod delivery;
 mod disruption;
 mod emptiness;
 mod flaky;
+mod from_aws;
 mod handlers;
 mod health;
 mod interruption;

@@ -125,8 +125,14 @@ pub struct PlanArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct CatalogArgs {
-    #[arg(long, default_value = "us-west-2")]
-    pub region: String,
+    /// The region (default: us-west-2; with `--from-aws`, AWS_REGION or AWS_DEFAULT_REGION).
+    #[arg(long)]
+    pub region: Option<String>,
+    /// Read the region's instance types, zones and prices from AWS with your credentials
+    /// (read-only calls) instead of the bundled catalog; `--output json` writes a file for
+    /// `kerf plan --catalog`.
+    #[arg(long)]
+    pub from_aws: bool,
     /// An EC2NodeClass manifest whose kubelet and block device settings apply.
     #[arg(long)]
     pub nodeclass: Option<String>,

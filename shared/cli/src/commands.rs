@@ -93,8 +93,15 @@ pub fn catalog(a: &CatalogArgs) -> Result<Outcome, CliError> {
         Some(f) => nodeclass_settings(f, &mut warnings)?,
         None => NodeClassSettings::default(),
     };
-    let c = kerf_catalog::bundled::bundled(&a.region, &settings)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let c = if a.from_aws {
+        let (c, more) = from_aws(a, &settings)?;
+        warnings.extend(more);
+        c
+    } else {
+        let region = a.region.as_deref().unwrap_or(crate::region::DEFAULT);
+        kerf_catalog::bundled::bundled(region, &settings)
+            .map_err(|e| CliError::Usage(e.to_string()))?
+    };
     let stdout = match a.output {
         Output::Json => kerf_catalog::file::to_json(&c) + "\n",
         Output::Table => kerf_catalog::table::render(&c),
@@ -104,6 +111,47 @@ pub fn catalog(a: &CatalogArgs) -> Result<Outcome, CliError> {
         warnings,
         notes: Vec::new(),
     })
+}
+
+/// The region `--from-aws` reads: `--region`, else the one the AWS environment names.
+fn aws_region(a: &CatalogArgs) -> Result<String, CliError> {
+    let env = ["AWS_REGION", "AWS_DEFAULT_REGION"]
+        .into_iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+    a.region.clone().or(env).ok_or_else(|| {
+        CliError::Usage("--from-aws: which region? pass --region (or set AWS_REGION)".into())
+    })
+}
+
+#[cfg(feature = "aws")]
+fn from_aws(
+    a: &CatalogArgs,
+    settings: &NodeClassSettings,
+) -> Result<(kerf_catalog::Catalog, Vec<String>), CliError> {
+    let aws = crate::from_aws::settings(&aws_region(a)?);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Internal(format!("starting the async runtime: {e}")))?;
+    let f = rt.block_on(crate::from_aws::fetch(
+        &aws,
+        settings,
+        jiff::Timestamp::now(),
+    ))?;
+    Ok((f.catalog, f.warnings))
+}
+
+#[cfg(not(feature = "aws"))]
+fn from_aws(
+    a: &CatalogArgs,
+    _: &NodeClassSettings,
+) -> Result<(kerf_catalog::Catalog, Vec<String>), CliError> {
+    aws_region(a)?;
+    Err(CliError::Usage(
+        "--from-aws: this kerf was built without AWS access; install it with \
+         `cargo install --path shared/cli --locked --features aws`"
+            .into(),
+    ))
 }
 
 fn nodeclass_settings(f: &str, warnings: &mut Vec<String>) -> Result<NodeClassSettings, CliError> {

@@ -37,6 +37,9 @@ pub enum CliError {
     /// Bad flags (exit code 2).
     #[error("{0}")]
     Usage(String),
+    /// An AWS call that failed (exit code 1).
+    #[error("AWS: {0}")]
+    Aws(String),
     /// Known but unfinished functionality (exit code 1).
     #[error("{0}")]
     NotImplemented(String),
@@ -49,7 +52,7 @@ impl CliError {
     pub fn exit_code(&self) -> i32 {
         match self {
             CliError::Input { .. } | CliError::File { .. } | CliError::Usage(_) => 2,
-            CliError::NotImplemented(_) | CliError::Internal(_) => 1,
+            CliError::Aws(_) | CliError::NotImplemented(_) | CliError::Internal(_) => 1,
         }
     }
 }

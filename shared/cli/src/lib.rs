@@ -8,6 +8,8 @@ pub mod args;
 pub mod commands;
 pub mod convert;
 pub mod error;
+#[cfg(feature = "aws")]
+pub mod from_aws;
 pub mod input;
 pub mod migrate;
 pub mod region;
