@@ -1,22 +1,25 @@
 //! The workload controllers a simulated cluster needs: a Deployment keeps `replicas` pods
-//! from its template (pods named `<deployment>-<hash>-<suffix>`, owned through a
-//! ReplicaSet name as in a real cluster); scaling down removes unbound pods first, then pods
+//! from its template through its ReplicaSet (`replicasets`; pods named
+//! `<deployment>-<hash>-<suffix>`, owned by the ReplicaSet as in a real cluster); scaling down removes unbound pods first, then pods
 //! on the nodes crowded with the most replicas, newest first (kube-controller-manager's
 //! ranking). Pods of a ReplicaSet no Deployment wants any more are deleted, as the garbage
 //! collector does after `kubectl delete deployment`.
 
-use std::collections::BTreeMap;
+mod replicasets;
 
-use k8s_openapi::api::apps::v1::Deployment;
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+
+use serde_json::json;
 
 use crate::cached::Cached;
 
 /// The label a ReplicaSet puts on its pods.
 const TEMPLATE_HASH: &str = "pod-template-hash";
-use serde_json::json;
 
 /// What a round did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -54,35 +57,36 @@ fn owned_by<'a>(pods: &'a [Pod], ns: &str, rs: &str) -> Vec<&'a Pod> {
 /// writes through `client`.
 pub async fn step(client: &Client, reads: &Cached) -> Result<WorkloadReport, kube::Error> {
     let deps = reads.list::<Deployment>("apps/deployments")?;
+    let sets = reads.list::<ReplicaSet>("apps/replicasets")?;
     let pods = reads.list::<Pod>("/pods")?;
     let mut out = WorkloadReport::default();
-    let mut current = std::collections::BTreeSet::new();
+    let mut current = BTreeSet::new();
     for d in deps.iter() {
         let ns = d
             .metadata
             .namespace
             .clone()
             .unwrap_or_else(|| "default".into());
-        let name = d.metadata.name.clone().unwrap_or_default();
         let spec = d.spec.clone();
-        let want = spec.replicas.unwrap_or(1).max(0) as usize;
-        let template = serde_json::to_value(&spec.template).unwrap_or_default();
+        let want = spec.replicas.unwrap_or(1).max(0);
+        let mut template = serde_json::to_value(&spec.template).unwrap_or_default();
         let h = hash(&template.to_string());
-        let rs = format!("{name}-{h}");
-        current.insert((ns.clone(), rs.clone()));
-        let mine = owned_by(&pods, &ns, &rs);
+        template["metadata"]["labels"][TEMPLATE_HASH] = json!(h);
+        let rs = replicasets::ensure(client, &sets, d, &h, &template, want).await?;
+        current.insert((ns.clone(), rs.name.clone()));
+        let mine = owned_by(&pods, &ns, &rs.name);
         report_status(client, d, &mine).await?;
+        let want = want as usize;
         let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
         if mine.len() < want {
             for _ in mine.len()..want {
                 let mut p = template.clone();
                 p["apiVersion"] = json!("v1");
                 p["kind"] = json!("Pod");
-                p["metadata"]["generateName"] = json!(format!("{rs}-"));
-                p["metadata"]["labels"][TEMPLATE_HASH] = json!(h);
+                p["metadata"]["generateName"] = json!(format!("{}-", rs.name));
                 p["metadata"]["namespace"] = json!(ns);
                 p["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                    "name": rs, "uid": d.metadata.uid.clone().unwrap_or_default(), "controller": true}]);
+                    "name": rs.name, "uid": rs.uid, "controller": true, "blockOwnerDeletion": true}]);
                 if let Ok(pod) = serde_json::from_value::<Pod>(p) {
                     api.create(&PostParams::default(), &pod).await?;
                     out.created += 1;
@@ -99,6 +103,13 @@ pub async fn step(client: &Client, reads: &Cached) -> Result<WorkloadReport, kub
             }
         }
     }
+    for rs in sets.iter() {
+        let ns = rs.metadata.namespace.as_deref().unwrap_or("default");
+        let name = rs.metadata.name.as_deref().unwrap_or_default();
+        replicasets::report_status(client, rs, &owned_by(&pods, ns, name)).await?;
+    }
+    let owners: BTreeSet<String> = deps.iter().filter_map(|d| d.metadata.uid.clone()).collect();
+    replicasets::collect(client, &sets, &owners).await?;
     out.deleted += collect(client, &pods, &current).await?;
     Ok(out)
 }
@@ -140,7 +151,7 @@ async fn report_status(client: &Client, d: &Deployment, mine: &[&Pod]) -> Result
 async fn collect(
     client: &Client,
     pods: &[Pod],
-    current: &std::collections::BTreeSet<(String, String)>,
+    current: &BTreeSet<(String, String)>,
 ) -> Result<usize, kube::Error> {
     let mut deleted = 0;
     for p in pods
@@ -204,3 +215,6 @@ fn victims<'a>(pods: &[&'a Pod], n: usize) -> Vec<&'a Pod> {
     ranked.truncate(n);
     ranked
 }
+
+#[cfg(test)]
+mod tests;
