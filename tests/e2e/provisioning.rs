@@ -362,3 +362,28 @@ async fn pods_still_arriving_are_batched_until_they_stop() {
         "one pass for the whole batch"
     );
 }
+
+on_both! {
+async fn a_new_nodepool_and_its_class_show_ready_within_seconds(on) {
+    // Karpenter writes a NodePool's readiness as soon as it sees it; Kerf's webhook wakes the
+    // disruption function on the create, so READY does not wait for the next scheduled pass.
+    let mut w = getting_started_on(on, WorldOptions::default()).await;
+    let ready = w
+        .run_until(SignedDuration::from_secs(15), |c| async move {
+            let pools: Api<kerf_api::v1::NodePool> = Api::all(c.clone());
+            let classes: Api<kerf_api::v1::EC2NodeClass> = Api::all(c);
+            let ready = |conds: Option<&Vec<kerf_api::v1::Condition>>| {
+                conds.into_iter().flatten().any(|c| {
+                    c.type_ == "Ready" && c.status == kerf_api::v1::ConditionStatus::True
+                })
+            };
+            let pool = pools.get("default").await.unwrap();
+            let class = classes.get("default").await.unwrap();
+            ready(pool.status.as_ref().map(|s| &s.conditions))
+                && ready(class.status.as_ref().map(|s| &s.conditions))
+        })
+        .await
+        .unwrap();
+    assert!(ready, "the NodePool and its EC2NodeClass are not Ready after 15 s");
+}
+}

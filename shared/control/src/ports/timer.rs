@@ -36,6 +36,9 @@ pub enum TimerKind {
     /// Unavailable offerings expire at `due` while pods still wait for them (the
     /// provisioner's).
     Offerings,
+    /// A NodePool or EC2NodeClass was created or its spec changed (the webhook's): their
+    /// statuses and drift are looked at now, as Karpenter's controllers react to the change.
+    Changed,
 }
 
 impl TimerKind {
@@ -47,6 +50,7 @@ impl TimerKind {
             TimerKind::PodEvent => "podEvent",
             TimerKind::Liveness => "liveness",
             TimerKind::Offerings => "offerings",
+            TimerKind::Changed => "changed",
         }
     }
 }

@@ -1,7 +1,9 @@
 //! The admission webhook: AdmissionReview v1 in, AdmissionReview out.
 //!
 //! - Kerf's CRDs (NodePool, EC2NodeClass, NodeClaim): validated ([`validate`]); denied with
-//!   every problem, each naming its field.
+//!   every problem, each naming its field. A NodePool or EC2NodeClass created or whose spec
+//!   changed wakes the disruption function ([`classes`]), which writes their statuses and
+//!   looks for drift at once, so `kubectl get nodepools` shows READY within seconds.
 //! - `pods/status` updates that mark a pod `PodScheduled=False/Unschedulable`: a
 //!   provisioning hint on the queue ([`pods`]); always allowed.
 //! - Node CREATE: the registration patch for its NodeClaim ([`nodes`]); always allowed.
@@ -10,6 +12,7 @@
 //! A Kerf failure never blocks a workload: anything that goes wrong for a pod or a node is
 //! logged and the request allowed. Dry-run requests have no side effects.
 
+pub mod classes;
 pub mod config;
 pub mod nodes;
 pub mod pods;
@@ -133,6 +136,7 @@ pub async fn admit<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         }
         let errors = validate::validate(kind, &req.object, req.old_object.as_ref());
         if errors.is_empty() {
+            classes::changed(ctx, disruption, kind, req).await;
             return Response::allow();
         }
         ctx.log.info(
