@@ -1,6 +1,7 @@
 //! `kerf sim --report`: the page renders in headless Chromium with every series, a time and a
 //! value axis on every chart, the scenario's steps marked, legends and the nodes stacked with
-//! their total; a draining node is charted and costed until its instance is gone.
+//! their total; a compared run's charts share their scales and the page charts the
+//! difference; a draining node is charted and costed until its instance is gone.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
@@ -208,6 +209,69 @@ fn the_report_renders_in_headless_chromium_with_every_series() {
         bytes.len() > 20_000,
         "a page with charts, not a blank one: {} bytes",
         bytes.len()
+    );
+}
+
+#[test]
+fn the_compare_report_draws_both_runs_on_one_scale_in_chromium() {
+    // First-fit packs the pods onto fewer, dearer nodes: the runs peak apart.
+    let s = scenario("weights-limits");
+    let kerf = run(&s, Decisions::Kerf);
+    let karpenter = run(&s, Decisions::Karpenter);
+    let peak = |o: &Outcome, f: fn(&kerf_sim::scenario::Sample) -> f64| {
+        o.samples.iter().map(f).fold(0.0, f64::max)
+    };
+    let nodes = |s: &kerf_sim::scenario::Sample| s.nodes.values().sum::<usize>() as f64;
+    let cost = |s: &kerf_sim::scenario::Sample| s.cost_per_hour;
+    assert!(peak(&karpenter, cost) > 1.5 * peak(&kerf, cost));
+    assert_ne!(peak(&karpenter, nodes), peak(&kerf, nodes));
+    let html = report::page(&s.name, &[("Kerf", &kerf), ("Karpenter", &karpenter)]);
+    let (_, dom) = rendered("sim-report-compare", &html);
+    for name in ["nodes", "pending", "cost"] {
+        let (a, b) = (
+            chart(&dom, &format!("kerf-{name}")),
+            chart(&dom, &format!("karpenter-{name}")),
+        );
+        assert_eq!(y_max(a), y_max(b), "{name}: one value scale");
+        assert_eq!(ticks(a, "y"), ticks(b, "y"), "{name}");
+        assert_eq!(ticks(a, "x"), ticks(b, "x"), "{name}: one time scale");
+    }
+    let top = |name: &str| -> f64 {
+        let label = y_max(chart(&dom, name));
+        label
+            .trim_start_matches('$')
+            .trim_end_matches("/h")
+            .parse()
+            .unwrap()
+    };
+    let highest = peak(&kerf, nodes).max(peak(&karpenter, nodes));
+    assert!(top("kerf-nodes") >= highest, "the scale holds both runs");
+    assert!(top("kerf-cost") >= peak(&karpenter, cost));
+    assert!(y_max(chart(&dom, "kerf-cost")).ends_with("/h"));
+    // The run that ended sooner has the rest of the shared time shaded.
+    let shorter = if kerf.simulated < karpenter.simulated {
+        "kerf-nodes"
+    } else {
+        "karpenter-nodes"
+    };
+    if kerf.simulated != karpenter.simulated {
+        assert!(
+            chart(&dom, shorter).contains("class=\"ended\""),
+            "{shorter}"
+        );
+    }
+    assert!(dom.contains("id=\"difference\""));
+    for name in ["nodes", "cost"] {
+        let d = chart(&dom, &format!("difference-{name}"));
+        assert!(d.contains("data-series=\"Kerf minus Karpenter\""), "{name}");
+        assert!(ticks(d, "x") == ticks(chart(&dom, "kerf-nodes"), "x"));
+        assert!(!ticks(d, "y").is_empty());
+    }
+    assert!(
+        ticks(chart(&dom, "difference-cost"), "y")
+            .iter()
+            .any(|t| t.starts_with('+') || t.starts_with('\u{2212}')),
+        "a difference reads signed"
     );
 }
 

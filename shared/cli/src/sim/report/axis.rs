@@ -80,6 +80,8 @@ pub struct ValueAxis {
     pub max: f64,
     step: f64,
     unit: Unit,
+    /// Labels carry their sign (a difference).
+    signed: bool,
 }
 
 impl ValueAxis {
@@ -105,6 +107,15 @@ impl ValueAxis {
             max,
             step,
             unit,
+            signed: false,
+        }
+    }
+
+    /// The same axis, its labels signed (`+1`, `−$0.02/h`).
+    pub fn signed(self) -> Self {
+        ValueAxis {
+            signed: true,
+            ..self
         }
     }
 
@@ -119,7 +130,11 @@ impl ValueAxis {
 
     /// A tick's label: a count, or dollars per hour with as many decimals as the ticks need.
     pub fn label(&self, v: f64) -> String {
-        let sign = if v < 0.0 { "\u{2212}" } else { "" };
+        let sign = match () {
+            _ if v < 0.0 => "\u{2212}",
+            _ if self.signed && v > 0.0 => "+",
+            _ => "",
+        };
         match self.unit {
             Unit::Count(_) => format!("{sign}{:.0}", v.abs()),
             Unit::UsdPerHour => {
@@ -207,5 +222,17 @@ mod tests {
         assert_eq!(y.label(0.0), "$0.00/h");
         let small = ValueAxis::new([0.0042], Unit::UsdPerHour);
         assert_eq!(small.label(small.max), "$0.005/h");
+    }
+
+    #[test]
+    fn a_difference_spans_zero_and_signs_its_labels() {
+        let y = ValueAxis::new([-2.0, 1.0], Unit::Count("nodes")).signed();
+        assert_eq!(y.ticks(), [-2.0, -1.0, 0.0, 1.0]);
+        assert_eq!(y.label(-2.0), "\u{2212}2");
+        assert_eq!(y.label(1.0), "+1");
+        assert_eq!(y.label(0.0), "0");
+        let c = ValueAxis::new([-0.02], Unit::UsdPerHour).signed();
+        assert_eq!(c.label(c.min), "\u{2212}$0.020/h");
+        assert_eq!(c.max, 0.0);
     }
 }

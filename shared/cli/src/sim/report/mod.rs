@@ -3,7 +3,8 @@
 //! and capacity type with their total, pending pods and cost per hour, each with a time axis
 //! (m:ss or h:mm from the run's start), a value axis with its unit, the scenario's steps
 //! numbered along the top and disruptions and interruptions marked. Runs compared side by
-//! side share one time scale and one value scale per chart.
+//! side share one time scale and one value scale per chart, and a last row charts their
+//! difference.
 
 mod axis;
 mod chart;
@@ -55,6 +56,9 @@ pub fn page(title: &str, runs: &[(&str, &Outcome)]) -> String {
     let scales = Scales::new(&charted);
     for c in &charted {
         h.push_str(&section(c, &scales));
+    }
+    if let [a, b] = charted.as_slice() {
+        h.push_str(&difference(a, b, &scales.time));
     }
     h.push_str("</body></html>\n");
     h
@@ -229,5 +233,61 @@ fn steps_list(m: &Marks, time: &TimeAxis) -> String {
         );
     }
     h.push_str("</ol>\n");
+    h
+}
+
+/// The last row: `a` minus `b` in nodes, cost per hour and pending pods, on the same time
+/// scale.
+fn difference(a: &Charted<'_>, b: &Charted<'_>, time: &TimeAxis) -> String {
+    let label = format!("{} minus {}", a.label, b.label);
+    let mut h = format!(
+        "<section id=\"difference\"><h2>{}</h2><p>At each moment, {}'s value minus {}'s: \
+         above zero {} has more. A run that ended sooner keeps its last value.</p>\n",
+        esc(&label),
+        esc(a.label),
+        esc(b.label),
+        esc(a.label)
+    );
+    let rows = [
+        (
+            "nodes",
+            "Nodes",
+            "Instances EC2 bills.",
+            &a.total,
+            &b.total,
+            Unit::Count("nodes"),
+        ),
+        (
+            "cost",
+            "Cost per hour (USD)",
+            "USD per hour.",
+            &a.cost,
+            &b.cost,
+            Unit::UsdPerHour,
+        ),
+        (
+            "pending",
+            "Pending pods",
+            "Pods not yet bound.",
+            &a.pending,
+            &b.pending,
+            Unit::Count("pods"),
+        ),
+    ];
+    for (name, title, note, x, y, unit) in rows {
+        let d = series::difference(&label, x, y);
+        let scale = ValueAxis::new(d.values(), unit).signed();
+        let c = Chart {
+            id: format!("difference-{name}"),
+            title,
+            note,
+            look: Look::Line,
+            end: time.span,
+            series: vec![d],
+            marks: None,
+        };
+        h.push_str(&draw(&c, time, &scale));
+    }
+    h.push_str("</section>\n");
     h
 }

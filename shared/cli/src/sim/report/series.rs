@@ -22,6 +22,15 @@ pub struct Series {
 }
 
 impl Series {
+    /// The value at `t`: the last one set at or before it (0 before the first).
+    pub fn at(&self, t: f64) -> f64 {
+        self.points
+            .iter()
+            .take_while(|(at, _)| *at <= t)
+            .last()
+            .map_or(0.0, |(_, v)| *v)
+    }
+
     /// Every value.
     pub fn values(&self) -> impl Iterator<Item = f64> + '_ {
         self.points.iter().map(|(_, v)| *v)
@@ -78,6 +87,36 @@ pub fn total(o: &Outcome) -> Series {
     of(o, "total", "#222", |s| {
         s.nodes.values().sum::<usize>() as f64
     })
+}
+
+/// `a` minus `b` at every moment either changes (a run that ended keeps its last value).
+pub fn difference(label: &str, a: &Series, b: &Series) -> Series {
+    let mut times: Vec<f64> = a.points.iter().chain(&b.points).map(|(t, _)| *t).collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let mut points: Vec<(f64, f64)> = Vec::with_capacity(times.len());
+    for t in times {
+        let v = a.at(t) - b.at(t);
+        if points.last().is_none_or(|(_, last)| *last != v) {
+            points.push((t, v));
+        }
+    }
+    if let (Some(end), Some(last)) = (
+        a.points
+            .iter()
+            .chain(&b.points)
+            .map(|(t, _)| *t)
+            .reduce(f64::max),
+        points.last().copied(),
+    ) && last.0 < end
+    {
+        points.push((end, last.1));
+    }
+    Series {
+        label: label.into(),
+        color: "#444",
+        points,
+    }
 }
 
 /// A step's start: its 1-based number and line.
@@ -137,4 +176,44 @@ pub fn marks(o: &Outcome) -> Marks {
         }
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(points: &[(f64, f64)]) -> Series {
+        Series {
+            label: "s".into(),
+            color: "#000",
+            points: points.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_value_holds_until_the_next() {
+        let s = series(&[(0.0, 1.0), (10.0, 3.0), (20.0, 2.0)]);
+        assert_eq!(s.at(-1.0), 0.0);
+        assert_eq!(s.at(0.0), 1.0);
+        assert_eq!(s.at(15.0), 3.0);
+        assert_eq!(s.at(99.0), 2.0);
+    }
+
+    #[test]
+    fn a_difference_changes_when_either_run_does_and_lasts_to_the_longer_end() {
+        let kerf = series(&[(0.0, 0.0), (5.0, 2.0), (30.0, 1.0), (60.0, 1.0)]);
+        let other = series(&[(0.0, 0.0), (8.0, 3.0), (40.0, 1.0), (90.0, 1.0)]);
+        let d = difference("Kerf minus Karpenter", &kerf, &other);
+        assert_eq!(
+            d.points,
+            [
+                (0.0, 0.0),
+                (5.0, 2.0),
+                (8.0, -1.0),
+                (30.0, -2.0),
+                (40.0, 0.0),
+                (90.0, 0.0)
+            ]
+        );
+    }
 }
