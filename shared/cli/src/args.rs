@@ -65,7 +65,8 @@ pub struct SimArgs {
     /// With --serve: the API server's port on 127.0.0.1 (0: any free port).
     #[arg(long, default_value_t = 0, requires = "serve")]
     pub port: u16,
-    /// With --serve: simulated seconds per real second.
+    /// With --serve: simulated seconds per real second while the steps run (real time after
+    /// them; simulated time starts back far enough never to pass the wall clock).
     #[arg(long, default_value_t = 1.0, requires = "serve", value_parser = speed)]
     pub speed: f64,
     /// With --serve: where to write the kubeconfig.

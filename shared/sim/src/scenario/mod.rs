@@ -140,6 +140,18 @@ impl Scenario {
         options
     }
 
+    /// The most simulated time the steps can take: their waits and the limits of their
+    /// `until`s.
+    pub fn span(&self) -> jiff::SignedDuration {
+        self.steps
+            .iter()
+            .filter_map(|st| match st.action() {
+                Ok(Action::Advance(d) | Action::Until(_, d)) => Some(d),
+                _ => None,
+            })
+            .sum()
+    }
+
     /// Reads a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         if path.is_dir() {

@@ -1,5 +1,6 @@
 //! Real-time running, for `kerf sim --serve`: simulated time follows the wall clock at a
-//! chosen speed, and after its last step the cluster keeps running until told to stop.
+//! chosen speed, and after its last step the cluster keeps running in real time until told to
+//! stop. Simulated time starts early enough never to pass the wall clock.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +38,22 @@ impl Pace {
         self.stop.load(Ordering::Relaxed)
     }
 
+    /// From simulated time `now` on, real time: simulated seconds are wall-clock seconds.
+    pub(super) fn real_time_from(&mut self, now: Timestamp) {
+        self.speed = 1.0;
+        self.sim = now;
+        self.wall = Instant::now();
+    }
+
+    /// Where simulated time starts so that, at this speed, it never passes the wall clock
+    /// while the steps run (at most `span` of simulated time) nor afterwards (real time):
+    /// timestamps kubectl reads are never in its future, so its own age arithmetic
+    /// (`kubectl describe`'s Events) never says `<invalid>`.
+    pub fn start_for(&self, wall_now: Timestamp, span: jiff::SignedDuration) -> Timestamp {
+        let lead = span.as_secs_f64() * (1.0 - 1.0 / self.speed.max(1.0));
+        wall_now - jiff::SignedDuration::from_secs_f64(lead.max(0.0))
+    }
+
     /// Sleeps until the wall clock catches up with simulated time `now`.
     pub(super) async fn wait(&self, now: Timestamp) {
         let ahead = now.duration_since(self.sim).as_secs_f64() / self.speed;
@@ -58,7 +75,7 @@ pub async fn serve(
     ready: &mut dyn FnMut(&str),
 ) -> Result<Outcome, ScenarioError> {
     let options = WorldOptions {
-        start: Timestamp::now(),
+        start: pace.start_for(Timestamp::now(), s.span()),
         port,
         logs,
         ..WorldOptions::default()
@@ -81,4 +98,44 @@ pub async fn serve(
     r.steps(true).await?;
     r.forever().await?;
     Ok(r.finish().await)
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::SignedDuration;
+
+    use super::*;
+
+    #[test]
+    fn simulated_time_never_passes_the_wall_clock() {
+        let wall0: Timestamp = "2026-11-28T12:00:00Z".parse().unwrap_or_default();
+        let span = SignedDuration::from_mins(10);
+        for speed in [1.0, 2.0, 10.0, 60.0] {
+            let p = Pace::new(speed, Arc::new(AtomicBool::new(false)));
+            let start = p.start_for(wall0, span);
+            // Through the steps (span of simulated time at `speed`), then real time.
+            for tenth in 0..=20 {
+                let wall =
+                    SignedDuration::from_secs_f64(span.as_secs_f64() / speed * tenth as f64 / 10.0);
+                let sim_elapsed = (wall.as_secs_f64() * speed).min(span.as_secs_f64())
+                    + (wall.as_secs_f64() - span.as_secs_f64() / speed).max(0.0);
+                let sim = start + SignedDuration::from_secs_f64(sim_elapsed);
+                assert!(
+                    sim <= wall0 + wall + SignedDuration::from_millis(1),
+                    "speed {speed}: {sim} after {}",
+                    wall0 + wall
+                );
+            }
+        }
+        let p = Pace::new(1.0, Arc::new(AtomicBool::new(false)));
+        assert_eq!(p.start_for(wall0, span), wall0, "real time starts now");
+    }
+
+    #[test]
+    fn a_scenarios_span_is_its_waits_and_the_limits_of_its_untils() {
+        let text = "name: s\nsteps:\n  - advance: 2m\n  - until: {running: 1}\n    within: 3m\n  \
+                    - expect: {nodes: 1}\n";
+        let s = Scenario::parse(text, "s.yaml", std::path::PathBuf::from(".")).unwrap();
+        assert_eq!(s.span(), SignedDuration::from_mins(5));
+    }
 }

@@ -289,6 +289,10 @@ impl<'a, C: Cluster> Runner<'a, C> {
     /// After the last step (served): the cluster runs on until stopped.
     pub(super) async fn forever(&mut self) -> Result<(), ScenarioError> {
         self.index = self.s.steps.len().saturating_sub(1);
+        let now = self.w.now();
+        if let Some(p) = &mut self.pace {
+            p.real_time_from(now);
+        }
         while !self.stopped() {
             self.advance(SignedDuration::from_mins(1), None).await?;
         }
