@@ -41,7 +41,7 @@ for f in "$@"; do
     sim=$(result "$OUT/$name.in-process.log" | sed -n 's/.*simulated \([^ ]*\) in.*/\1/p')
     # The same decisions: as many pods placed, NodeClaims launched, disruptions and
     # interruptions, and the same nodes at the end (cost differs with the real timings).
-    facts() { result "$1" | sed -n 's/.*; \([0-9]* pods placed.*interruptions\);.*\(now [0-9]* nodes, [^ ]*\)$/\1, \2/p'; }
+    facts() { result "$1" | sed -n 's/.*; \([0-9]* pods placed.*interruptions\?\);.*\(now [0-9]* nodes\?, [^ ]*\)$/\1, \2/p'; }
     cost() { result "$1" | sed -n 's/.*cost \(\$[0-9.]*\).*/\1/p'; }
     same=no
     [[ -n $(facts "$OUT/$name.real.log") && $(facts "$OUT/$name.in-process.log") == "$(facts "$OUT/$name.real.log")" ]] && same=yes
