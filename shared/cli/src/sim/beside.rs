@@ -8,8 +8,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use kerf_sim::karpenter::{KarpenterCluster, Launch};
-use kerf_sim::scenario::{Decisions, Outcome, RunOn, Scenario, run_on, world_for};
+use kerf_sim::karpenter::Launch;
+use kerf_sim::scenario::boxed;
+use kerf_sim::scenario::{Decisions, Outcome, RunOn, Scenario};
 use kerf_sim::world::WorldOptions;
 
 use kerf_sim::scenario::{Kind, quantile};
@@ -108,7 +109,7 @@ fn karpenter_side(
 ) -> Result<(Outcome, PathBuf), String> {
     let rt = runtime().map_err(|e| e.to_string())?;
     rt.block_on(async {
-        let cluster = KarpenterCluster::start(launch, &crds, &region, boot).await;
+        let cluster = boxed::karpenter(launch, &crds, &region, boot).await;
         if !meet(&tx, &rx, cluster.is_ok()) {
             return Err(match cluster {
                 Err(e) => format!("karpenter's control plane: {e}"),
@@ -121,7 +122,7 @@ fn karpenter_side(
             tolerate: true,
             settle: true,
         };
-        let outcome = run_on(&s, cluster, how, &mut live::Quiet)
+        let outcome = boxed::run_on_karpenter(&s, cluster, how, &mut live::Quiet)
             .await
             .map_err(|e| e.to_string())?;
         Ok((outcome, log))
@@ -160,7 +161,7 @@ pub fn beside(
     let rt = runtime()?;
     let started = std::time::Instant::now();
     let kerf = rt.block_on(async {
-        let world = world_for(s, options).await;
+        let world = boxed::world(s, options).await;
         if !meet(&to_karpenter, &from_karpenter, world.is_ok()) {
             return Err(match world {
                 Err(e) => error(e),
@@ -173,7 +174,7 @@ pub fn beside(
             tolerate: false,
             settle: true,
         };
-        let r = run_on(s, world, how, &mut progress).await;
+        let r = boxed::run_on_world(s, world, how, &mut progress).await;
         progress.finish();
         r.map_err(error)
     });

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kerf_sim::scenario::{Decisions, Outcome, Scenario, ScenarioError, run_with};
+use kerf_sim::scenario::{Decisions, Outcome, Scenario, ScenarioError, boxed};
 use kerf_sim::world::WorldOptions;
 
 use crate::args::{Compare, SimArgs};
@@ -77,7 +77,7 @@ fn simulate_on(
         .map_err(|e| CliError::Internal(format!("starting the runtime: {e}")))?;
     let wall = Instant::now();
     let result = if quiet {
-        rt.block_on(run_with(s, decisions, options, &mut live::Quiet))
+        rt.block_on(boxed::run(s, decisions, options, &mut live::Quiet))
     } else {
         let _ = writeln!(out, "{}", heading(s));
         if let Some(kc) = &options.cluster {
@@ -88,7 +88,7 @@ fn simulate_on(
             );
         }
         let mut live = live::Live::new(out, terminal);
-        let r = rt.block_on(run_with(s, decisions, options, &mut live));
+        let r = rt.block_on(boxed::run(s, decisions, options, &mut live));
         live.finish();
         r
     };

@@ -56,7 +56,7 @@ pub fn serve(a: &SimArgs, s: &Scenario, out: &mut dyn Write) -> Result<Outcome, 
     let wall = Instant::now();
     let mut live = live::Live::new(out, false);
     let pace = Pace::new(a.speed, stop);
-    let result = rt.block_on(kerf_sim::scenario::serve(
+    let result = rt.block_on(kerf_sim::scenario::boxed::serve_boxed(
         s,
         a.port,
         a.logs.as_ref().map(std::path::PathBuf::from),

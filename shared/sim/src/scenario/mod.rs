@@ -24,6 +24,8 @@ mod run;
 mod step;
 mod why;
 
+pub mod boxed;
+
 pub use cluster::{CloudChange, Cluster, Snapshot, stranded};
 pub use expect::{Count, Expect, Failure, Money};
 pub use measure::{Measures, UsageSeen, quantile};
