@@ -1,5 +1,5 @@
 # Kerf developer entry points. `make test` is what CI runs.
-.PHONY: test sim plan bench catalog fixtures fuzz lambda package
+.PHONY: test sim plan bench catalog openapi fixtures fuzz lambda package
 
 test:
 	scripts/test.sh
@@ -13,6 +13,11 @@ plan:
 
 catalog:
 	python3 scripts/gen-catalog.py
+
+# The built-in kinds' OpenAPI schemas the in-process API server publishes (from the Go module
+# cache; `go mod download` fetches kube-apiserver's published OpenAPI when it is not there).
+openapi:
+	python3 scripts/gen-openapi.py
 
 # Test fixtures extracted from the seed walkthroughs in ../shared/seeds.
 fixtures:
