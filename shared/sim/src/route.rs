@@ -46,8 +46,11 @@ pub fn resolve(reg: &Registry, path: &str) -> Result<Route, ApiError> {
         )),
         ["apis"] => Ok(Route::Doc(groups(reg))),
         ["openapi", "v2"] => Ok(Route::OpenApiV2),
-        ["openapi", "v3"] => Ok(Route::Doc(crate::openapi::v3_root(reg))),
+        ["openapi", "v3"] => crate::openapi::v3_root(reg)
+            .map(Route::Doc)
+            .map_err(ApiError::internal),
         ["openapi", "v3", gv @ ..] => crate::openapi::v3(reg, &gv.join("/"))
+            .map_err(ApiError::internal)?
             .map(Route::Doc)
             .ok_or_else(ApiError::no_route),
         ["api", "v1"] => Ok(Route::Doc(resources(reg, "", "v1"))),

@@ -239,7 +239,7 @@ fn dispatch(state: &State, path: &str, r: &Req<'_>) -> Result<Reply, ApiError> {
     match route {
         Route::Doc(v) if method == Method::GET => Ok(Reply::Json(200, v)),
         Route::OpenApiV2 if method == Method::GET => {
-            let doc = crate::openapi::v2(&state.registry);
+            let doc = crate::openapi::v2(&state.registry).map_err(ApiError::internal)?;
             Ok(if r.protobuf {
                 Reply::Proto(crate::openapi::proto::document(&doc))
             } else {

@@ -1,20 +1,24 @@
 //! The OpenAPI documents kubectl reads: `/openapi/v2` (JSON, or protobuf as kubectl asks;
 //! client-side validation of `kubectl apply` and `kubectl explain` before 1.27) and
 //! `/openapi/v3` (a root listing one document per group-version; server-side field
-//! validation and `kubectl explain` since 1.27). They describe the custom resources, whose
-//! schemas the server holds, as kube-apiserver publishes them: one definition per kind named
-//! `sh.karpenter.v1.NodePool`, tagged `x-kubernetes-group-version-kind`, with `metadata`
-//! pointing at ObjectMeta. Built-in kinds carry no schema here, so kubectl skips validating
-//! them and `kubectl explain` does not know them.
+//! validation and `kubectl explain` since 1.27). They describe every kind the server serves
+//! as kube-apiserver publishes it: the built-in kinds (`io.k8s.api.core.v1.Pod`, ...) with
+//! kube-apiserver's own schemas ([`builtin`]), and the custom resources with the schemas the
+//! server holds, one definition per kind named `sh.karpenter.v1.NodePool`. Each kind's
+//! definition is tagged `x-kubernetes-group-version-kind` (what kubectl looks kinds up by),
+//! and each resource has its object paths, whose PATCH operation tells kubectl that the
+//! server validates fields itself.
 
-mod meta;
+mod builtin;
 pub mod proto;
 mod v2;
 
 use serde_json::{Map, Value, json};
 
 use crate::registry::{Registry, ResourceInfo};
+use builtin::{Builtin, group_version};
 
+pub use builtin::DataError;
 pub use v2::v2;
 
 /// kube-apiserver's definition name of a custom kind: the group reversed, then version and
@@ -32,19 +36,26 @@ fn described(reg: &Registry) -> impl Iterator<Item = (&ResourceInfo, &Value)> {
         .filter_map(|r| r.schema.as_ref().map(|s| (r, s)))
 }
 
+/// Every resource whose kind has a schema, built-in or custom (the ones with paths).
+fn with_schema<'a>(reg: &'a Registry, b: &'a Builtin) -> impl Iterator<Item = &'a ResourceInfo> {
+    reg.all()
+        .iter()
+        .filter(|r| r.schema.is_some() || (!r.custom && b.describes(r)))
+}
+
 fn gvk(r: &ResourceInfo) -> Value {
     json!({"group": r.group, "version": r.version, "kind": r.kind})
 }
 
-/// `/openapi/v3`: one entry per group-version that has custom resources.
-pub fn v3_root(reg: &Registry) -> Value {
+/// `/openapi/v3`: one entry per group-version that has a kind with a schema.
+pub fn v3_root(reg: &Registry) -> Result<Value, DataError> {
+    let b = builtin::data()?;
     let mut paths = Map::new();
-    for (r, _) in described(reg) {
-        let gv = format!("apis/{}/{}", r.group, r.version);
+    for gv in with_schema(reg, b).map(group_version) {
         let url = format!("/openapi/v3/{gv}?hash={:016X}", hash(&gv));
         paths.insert(gv, json!({"serverRelativeURL": url}));
     }
-    json!({"paths": paths})
+    Ok(json!({"paths": paths}))
 }
 
 /// A stable tag for the document's URL (kubectl caches by it).
@@ -54,52 +65,57 @@ fn hash(s: &str) -> u64 {
     })
 }
 
-/// `/openapi/v3/apis/{group}/{version}`, `None` for a group-version without custom resources.
-pub fn v3(reg: &Registry, gv: &str) -> Option<Value> {
-    let mut schemas = Map::new();
-    let mut paths = Map::new();
-    for (r, schema) in
-        described(reg).filter(|(r, _)| format!("apis/{}/{}", r.group, r.version) == gv)
-    {
-        let mut s = schema.clone();
-        s["properties"]["metadata"] = json!({
-            "description": meta::DESCRIPTION,
-            "allOf": [{"$ref": format!("#/components/schemas/{}", meta::NAME)}]});
-        s["x-kubernetes-group-version-kind"] = json!([gvk(r)]);
-        schemas.insert(definition_name(r), s);
-        for (path, op) in operations(r) {
-            paths.insert(path, op);
-        }
+/// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/{version}`: the group-version's kinds,
+/// what they reference and their paths; `None` for a group-version without any.
+pub fn v3(reg: &Registry, gv: &str) -> Result<Option<Value>, DataError> {
+    let b = builtin::data()?;
+    let mut schemas = b.v3_schemas(gv).unwrap_or_default();
+    for (r, schema) in described(reg).filter(|(r, _)| group_version(r) == gv) {
+        schemas.insert(definition_name(r), custom_v3(r, schema));
+        schemas.extend(b.v3_object_meta());
     }
     if schemas.is_empty() {
-        return None;
+        return Ok(None);
     }
-    schemas.insert(meta::NAME.into(), meta::schema());
-    Some(json!({
+    let paths: Map<String, Value> = with_schema(reg, b)
+        .filter(|r| group_version(r) == gv)
+        .flat_map(operations)
+        .collect();
+    Ok(Some(json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.33.0"},
+        "info": {"title": "Kubernetes", "version": b.version},
         "paths": paths,
         "components": {"schemas": schemas},
-    }))
+    })))
 }
 
-/// The object paths of a custom resource, with the PATCH operation and the query parameters
+/// A custom kind's schema with kube-apiserver's additions: `metadata` is ObjectMeta, and the
+/// kind is tagged.
+fn custom_v3(r: &ResourceInfo, schema: &Value) -> Value {
+    let mut s = schema.clone();
+    s["properties"]["metadata"] = json!({
+        "description": builtin::METADATA_DESCRIPTION,
+        "allOf": [{"$ref": format!("#/components/schemas/{}", builtin::OBJECT_META)}]});
+    s["x-kubernetes-group-version-kind"] = json!([gvk(r)]);
+    s
+}
+
+/// The object paths of a resource, with the PATCH operation and the query parameters
 /// kubectl looks for (`fieldValidation` tells it the server validates fields itself).
 fn operations(r: &ResourceInfo) -> Vec<(String, Value)> {
+    let root = format!("/{}", group_version(r));
     let base = if r.namespaced {
-        format!(
-            "/apis/{}/{}/namespaces/{{namespace}}/{}",
-            r.group, r.version, r.plural
-        )
+        format!("{root}/namespaces/{{namespace}}/{}", r.plural)
     } else {
-        format!("/apis/{}/{}/{}", r.group, r.version, r.plural)
+        format!("{root}/{}", r.plural)
     };
     let params: Vec<Value> = ["dryRun", "fieldManager", "fieldValidation", "force"]
         .iter()
         .map(|n| json!({"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": true}}))
         .collect();
+    let id = operation_id(r);
     let op = |action: &str| {
-        json!({"operationId": format!("{action}{}", r.kind), "parameters": params,
+        json!({"operationId": format!("{action}{id}"), "parameters": params,
             "x-kubernetes-action": action, "x-kubernetes-group-version-kind": gvk(r),
             "responses": {"200": {"description": "OK"}}})
     };
@@ -112,5 +128,26 @@ fn operations(r: &ResourceInfo) -> Vec<(String, Value)> {
     ]
 }
 
+/// What follows the verb in kube-apiserver's operation ids, unique per resource:
+/// `CoreV1NamespacedPod`, `KarpenterShV1NodePool`.
+fn operation_id(r: &ResourceInfo) -> String {
+    let group = if r.group.is_empty() { "core" } else { &r.group };
+    let mut id: String = group.split('.').map(capitalized).collect();
+    id.push_str(&capitalized(&r.version));
+    if r.namespaced {
+        id.push_str("Namespaced");
+    }
+    id + &r.kind
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod builtin_tests;
 #[cfg(test)]
 mod tests;

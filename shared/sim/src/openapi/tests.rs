@@ -1,10 +1,11 @@
 //! The OpenAPI documents: what kubectl looks up in them, the v2 conversion, the protobuf
-//! encoding (read back by a small decoder) and strict field detection.
+//! encoding (read back by a small decoder) and strict field detection. The built-in kinds'
+//! documents are in `builtin_tests`.
 
 use super::*;
 use serde_json::json;
 
-fn registry() -> Registry {
+pub(super) fn registry() -> Registry {
     let mut reg = Registry::builtin();
     for crd in kerf_api::crds::all() {
         reg.add_crd(&serde_json::to_value(&crd).unwrap());
@@ -13,12 +14,23 @@ fn registry() -> Registry {
 }
 
 #[test]
-fn the_v3_root_lists_the_custom_group_versions_only() {
-    let root = v3_root(&registry());
+fn the_v3_root_lists_every_served_group_version() {
+    let root = v3_root(&registry()).unwrap();
     let paths = root["paths"].as_object().unwrap();
     let mut keys: Vec<&String> = paths.keys().collect();
     keys.sort();
-    assert_eq!(keys, ["apis/karpenter.k8s.aws/v1", "apis/karpenter.sh/v1"]);
+    assert_eq!(
+        keys,
+        [
+            "api/v1",
+            "apis/apps/v1",
+            "apis/coordination.k8s.io/v1",
+            "apis/events.k8s.io/v1",
+            "apis/karpenter.k8s.aws/v1",
+            "apis/karpenter.sh/v1",
+            "apis/policy/v1",
+        ]
+    );
     let url = paths["apis/karpenter.sh/v1"]["serverRelativeURL"]
         .as_str()
         .unwrap();
@@ -26,12 +38,14 @@ fn the_v3_root_lists_the_custom_group_versions_only() {
         url.starts_with("/openapi/v3/apis/karpenter.sh/v1?hash="),
         "{url}"
     );
-    assert!(v3(&registry(), "api/v1").is_none());
+    let core = paths["api/v1"]["serverRelativeURL"].as_str().unwrap();
+    assert!(core.starts_with("/openapi/v3/api/v1?hash="), "{core}");
+    assert!(v3(&registry(), "apis/batch/v1").unwrap().is_none());
 }
 
 #[test]
 fn a_v3_document_tags_kinds_and_advertises_server_side_field_validation() {
-    let doc = v3(&registry(), "apis/karpenter.sh/v1").unwrap();
+    let doc = v3(&registry(), "apis/karpenter.sh/v1").unwrap().unwrap();
     let pool = &doc["components"]["schemas"]["sh.karpenter.v1.NodePool"];
     assert_eq!(
         pool["x-kubernetes-group-version-kind"],
@@ -43,7 +57,11 @@ fn a_v3_document_tags_kinds_and_advertises_server_side_field_validation() {
     );
     assert!(pool["properties"]["spec"]["properties"]["disruption"].is_object());
     let schemas = doc["components"]["schemas"].as_object().unwrap();
-    assert!(schemas.contains_key(meta::NAME));
+    assert!(schemas.contains_key(builtin::OBJECT_META));
+    assert_eq!(
+        unresolved(&doc, "#/components/schemas/"),
+        Vec::<String>::new()
+    );
     let patch = &doc["paths"]["/apis/karpenter.sh/v1/nodepools/{name}"]["patch"];
     assert_eq!(patch["x-kubernetes-group-version-kind"]["kind"], "NodePool");
     let params: Vec<&str> = patch["parameters"]
@@ -77,9 +95,39 @@ fn v2_drops_what_kubectl_cannot_read() {
     assert_eq!(v2["required"], json!(["list"]));
 }
 
+/// The `$ref`s of a document (under `prefix`) that name no schema of the document.
+pub(super) fn unresolved(doc: &Value, prefix: &str) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    out.push(r.clone());
+                }
+                m.values().for_each(|c| walk(c, out));
+            }
+            Value::Array(a) => a.iter().for_each(|c| walk(c, out)),
+            _ => {}
+        }
+    }
+    let mut refs = Vec::new();
+    walk(doc, &mut refs);
+    let defined = if prefix.starts_with("#/definitions/") {
+        &doc["definitions"]
+    } else {
+        &doc["components"]["schemas"]
+    };
+    refs.retain(|r| {
+        r.strip_prefix(prefix)
+            .is_none_or(|name| defined.get(name).is_none())
+    });
+    refs.sort();
+    refs.dedup();
+    refs
+}
+
 /// A protobuf field: number and value (varint, or the bytes of a length-delimited one).
 #[derive(Debug)]
-enum Field {
+pub(super) enum Field {
     Varint(u64),
     Bytes(Vec<u8>),
     Fixed64(u64),
@@ -99,7 +147,7 @@ fn varint(b: &[u8], i: &mut usize) -> u64 {
     }
 }
 
-fn decode(b: &[u8]) -> Vec<(u64, Field)> {
+pub(super) fn decode(b: &[u8]) -> Vec<(u64, Field)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
@@ -123,7 +171,7 @@ fn decode(b: &[u8]) -> Vec<(u64, Field)> {
     out
 }
 
-fn bytes(fields: &[(u64, Field)], n: u64) -> Vec<&[u8]> {
+pub(super) fn bytes(fields: &[(u64, Field)], n: u64) -> Vec<&[u8]> {
     fields
         .iter()
         .filter_map(|(k, f)| match f {
@@ -133,13 +181,13 @@ fn bytes(fields: &[(u64, Field)], n: u64) -> Vec<&[u8]> {
         .collect()
 }
 
-fn text(fields: &[(u64, Field)], n: u64) -> String {
+pub(super) fn text(fields: &[(u64, Field)], n: u64) -> String {
     String::from_utf8(bytes(fields, n)[0].to_vec()).unwrap()
 }
 
 #[test]
 fn the_v2_protobuf_reads_back_as_the_json_document() {
-    let doc = v2(&registry());
+    let doc = v2(&registry()).unwrap();
     let pb = proto::document(&doc);
     let top = decode(&pb);
     assert_eq!(text(&top, 1), "2.0");

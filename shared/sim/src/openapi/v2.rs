@@ -1,38 +1,39 @@
-//! `/openapi/v2`: a Swagger 2.0 document with a definition per custom kind, converted from
-//! its structural v3 schema as kube-apiserver converts it (no `nullable`, no `anyOf`, no
-//! int-or-string type, no extensions kubectl would misread), plus the object paths.
+//! `/openapi/v2`: a Swagger 2.0 document with the built-in kinds' definitions as
+//! kube-apiserver publishes them, a definition per custom kind converted from its structural
+//! v3 schema as kube-apiserver converts it (no `nullable`, no `anyOf`, no int-or-string type,
+//! no extensions kubectl would misread), and the object paths.
 
 use serde_json::{Map, Value, json};
 
-use super::{definition_name, described, gvk, meta, operations};
+use super::{DataError, builtin, definition_name, described, gvk, operations, with_schema};
 use crate::registry::Registry;
 
 /// The document.
-pub fn v2(reg: &Registry) -> Value {
-    let mut definitions = Map::new();
-    let mut paths = Map::new();
+pub fn v2(reg: &Registry) -> Result<Value, DataError> {
+    let b = builtin::data()?;
+    let mut definitions = b.v2_definitions().clone();
     for (r, schema) in described(reg) {
         let mut s = convert(schema);
-        s["properties"]["metadata"] = json!({"description": meta::DESCRIPTION,
-            "$ref": format!("#/definitions/{}", meta::NAME)});
+        s["properties"]["metadata"] = json!({"description": builtin::METADATA_DESCRIPTION,
+            "$ref": format!("#/definitions/{}", builtin::OBJECT_META)});
         s["x-kubernetes-group-version-kind"] = json!([gvk(r)]);
         definitions.insert(definition_name(r), s);
-        for (path, mut item) in operations(r) {
-            if let Some(ops) = item.as_object_mut() {
-                for op in ops.values_mut() {
-                    op["parameters"] = v2_parameters(&op["parameters"]);
-                }
-            }
-            paths.insert(path, item);
-        }
     }
-    definitions.insert(meta::NAME.into(), meta::schema());
-    json!({
+    let mut paths = Map::new();
+    for (path, mut item) in with_schema(reg, b).flat_map(operations) {
+        if let Some(ops) = item.as_object_mut() {
+            for op in ops.values_mut() {
+                op["parameters"] = v2_parameters(&op["parameters"]);
+            }
+        }
+        paths.insert(path, item);
+    }
+    Ok(json!({
         "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": "v1.33.0"},
+        "info": {"title": "Kubernetes", "version": b.version},
         "paths": paths,
         "definitions": definitions,
-    })
+    }))
 }
 
 /// v3 parameters (`schema: {type}`) as v2 writes them (`type` beside `name`).
