@@ -30,7 +30,7 @@ pub struct Query {
     pub force: bool,
     /// `dryRun=All`.
     pub dry_run: bool,
-    /// `fieldValidation=Strict`: unknown fields of a custom resource are refused (400).
+    /// `fieldValidation=Strict`: a written object's unknown fields are refused (400).
     pub strict: bool,
     /// `includeObject` of a Table.
     pub include_object: crate::table::Include,

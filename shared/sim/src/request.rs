@@ -1,5 +1,6 @@
-//! What a request asks beyond its route: its JSON body, whether it is a dry run, and the
-//! admission hooks a write passes through before it is served.
+//! What a request asks beyond its route: its JSON body, whether it is a dry run, whether its
+//! fields are validated strictly, and the admission hooks a write passes through before it
+//! is served.
 
 use axum::http::Method;
 use serde_json::Value;
@@ -19,6 +20,45 @@ pub(crate) fn dry_run(q: &Query, method: &Method, body: &[u8]) -> bool {
                     .as_array()
                     .is_some_and(|a| a.iter().any(|v| v == "All"))
             })
+}
+
+/// `fieldValidation=Strict`: a write whose body names a field its kind's schema does not
+/// declare is refused, as kube-apiserver's strict decoding does: a custom resource's schema,
+/// or kube-apiserver's for a built-in kind (the object itself or its status, not the
+/// subresources that take another kind, as an eviction or a binding).
+pub(crate) fn strict(
+    state: &State,
+    route: &Route,
+    method: &Method,
+    body: &[u8],
+) -> Result<(), ApiError> {
+    let (res, sub) = match route {
+        Route::Collection { res, .. } => (res, None),
+        Route::Object { res, sub, .. } => (res, sub.as_deref()),
+        _ => return Ok(()),
+    };
+    let writes = matches!(*method, Method::POST | Method::PUT | Method::PATCH);
+    let Some(info) = state.registry.get(*res).filter(|_| writes) else {
+        return Ok(());
+    };
+    let unknown = match &info.schema {
+        Some(schema) => kerf_schema::schema::unknown_fields(schema, &parse_body(body)?),
+        None if matches!(sub, None | Some("status")) => {
+            crate::openapi::unknown_fields(info, &parse_body(body)?).map_err(ApiError::internal)?
+        }
+        None => return Ok(()),
+    };
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let fields: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field \"{f}\""))
+        .collect();
+    Err(ApiError::bad_request(format!(
+        "strict decoding error: {}",
+        fields.join(", ")
+    )))
 }
 
 /// Runs the admission hooks for a write; `Some` is the request to run instead (the mutated

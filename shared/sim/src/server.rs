@@ -9,7 +9,7 @@ use crate::managed::Writer;
 use crate::patch::PatchKind;
 use crate::query::Query;
 use crate::registry::ResourceInfo;
-use crate::request::{admitted, dry_run, parse_body};
+use crate::request::{admitted, dry_run, parse_body, strict};
 use crate::route::{self, Route};
 use crate::state::{Exchange, RequestRecord, State};
 use crate::write::{self, Ownership};
@@ -224,7 +224,7 @@ fn dispatch(state: &State, path: &str, r: &Req<'_>) -> Result<Reply, ApiError> {
     let method = r.method;
     let route = route::resolve(&state.registry, path)?;
     if r.q.strict {
-        strict(state, &route, r)?;
+        strict(state, &route, method, r.body)?;
     }
     if dry_run(r.q, method, r.body) {
         let dry = DryRun {
@@ -262,32 +262,6 @@ fn dispatch(state: &State, path: &str, r: &Req<'_>) -> Result<Reply, ApiError> {
             object(state, &target, sub.as_deref(), r)
         }
     }
-}
-
-/// `fieldValidation=Strict`: a write whose body names a field the custom resource's schema
-/// does not declare is refused, as kube-apiserver's strict decoding does.
-fn strict(state: &State, route: &Route, r: &Req<'_>) -> Result<(), ApiError> {
-    let (Route::Collection { res, .. } | Route::Object { res, .. }) = route else {
-        return Ok(());
-    };
-    let schema = state.registry.get(*res).and_then(|i| i.schema.as_ref());
-    let writes = matches!(*r.method, Method::POST | Method::PUT | Method::PATCH);
-    let (Some(schema), true) = (schema, writes) else {
-        return Ok(());
-    };
-    let body = parse_body(r.body)?;
-    let unknown = kerf_schema::schema::unknown_fields(schema, &body);
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    let fields: Vec<String> = unknown
-        .iter()
-        .map(|f| format!("unknown field \"{f}\""))
-        .collect();
-    Err(ApiError::bad_request(format!(
-        "strict decoding error: {}",
-        fields.join(", ")
-    )))
 }
 
 fn collection(

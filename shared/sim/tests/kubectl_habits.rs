@@ -1,6 +1,8 @@
 //! What kubectl users lean on: `dryRun=All` (`kubectl apply --dry-run=server`: a write is
 //! checked, admitted and answered, and nothing is stored), the health endpoints probes ask
-//! for, and `kubectl get -w` (a watch of Tables, so the columns stay after the first list).
+//! for, `kubectl get -w` (a watch of Tables, so the columns stay after the first list), and
+//! `fieldValidation=Strict` on built-in kinds (`kubectl apply` since 1.27 leaves validation
+//! to the server).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 mod common;
@@ -114,4 +116,47 @@ async fn a_table_carries_whole_objects_when_asked_so_kubectl_can_sort_by_their_f
     assert_eq!(meta["rows"][0]["object"]["kind"], "PartialObjectMetadata");
     let none: serde_json::Value = client.request(get("?includeObject=None")).await.unwrap();
     assert!(none["rows"][0].get("object").is_none(), "{none}");
+}
+
+type Request = axum::http::Request<Vec<u8>>;
+
+/// A JSON write with `fieldValidation=Strict`, as kubectl since 1.27 sends one.
+fn strict_write(method: &str, path: &str, ct: &str, body: &serde_json::Value) -> Request {
+    axum::http::Request::builder()
+        .method(method)
+        .uri(format!("{path}?fieldValidation=Strict"))
+        .header("content-type", ct)
+        .body(body.to_string().into_bytes())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn strict_field_validation_refuses_unknown_fields_of_built_in_kinds() {
+    let (_sim, client) = start().await;
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    let mut web = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+                {"name": "web", "image": "nginx", "resources": {"requests": {"cpu": "1"}}}]}}}});
+    let mut bad = web.clone();
+    bad["spec"]["bogus"] = json!(1);
+    bad["spec"]["template"]["spec"]["containers"][0]["imagePullPolcy"] = json!("Always");
+    let req = strict_write("POST", path, "application/json", &bad);
+    let e = status(client.request_text(req).await.unwrap_err());
+    assert_eq!(e.code, 400, "{}", e.message);
+    assert_eq!(
+        e.message,
+        "strict decoding error: unknown field \"spec.bogus\", unknown field \
+         \"spec.template.spec.containers[0].imagePullPolcy\""
+    );
+    let req = strict_write("POST", path, "application/json", &web);
+    client.request_text(req).await.unwrap();
+    // kubectl apply's strategic merge patch: its directives are not fields.
+    web = json!({"spec": {"template": {"spec": {
+        "$setElementOrder/containers": [{"name": "web"}],
+        "containers": [{"name": "web", "image": "nginx:2"}]}}}});
+    let ct = "application/strategic-merge-patch+json";
+    let req = strict_write("PATCH", &format!("{path}/web"), ct, &web);
+    client.request_text(req).await.unwrap();
 }

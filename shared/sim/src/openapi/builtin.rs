@@ -88,12 +88,31 @@ impl Builtin {
     /// Whether a built-in resource's kind has a schema: a definition tagged with its
     /// group, version and kind.
     pub fn describes(&self, r: &ResourceInfo) -> bool {
-        self.v2.values().any(|d| {
-            d["x-kubernetes-group-version-kind"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|g| g["group"] == r.group && g["version"] == r.version && g["kind"] == r.kind)
-        })
+        self.v2.values().any(|d| tags(d, r))
     }
+
+    /// The v3 schema of a built-in resource's kind.
+    pub fn kind_schema(&self, r: &ResourceInfo) -> Option<&Value> {
+        self.v3.values().find(|s| tags(s, r))
+    }
+
+    /// The schema a v3 schema stands for: the one it references (`$ref`, or `allOf` with one
+    /// reference, as v3 wraps a reference that has a description or a default), or itself.
+    pub fn resolve<'a>(&'a self, s: &'a Value) -> &'a Value {
+        let target = s["$ref"]
+            .as_str()
+            .or_else(|| s["allOf"][0]["$ref"].as_str())
+            .and_then(|r| r.strip_prefix("#/components/schemas/"))
+            .and_then(|name| self.v3.get(name));
+        target.map_or(s, |t| self.resolve(t))
+    }
+}
+
+/// Whether a definition is tagged with the resource's group, version and kind.
+fn tags(definition: &Value, r: &ResourceInfo) -> bool {
+    definition["x-kubernetes-group-version-kind"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|g| g["group"] == r.group && g["version"] == r.version && g["kind"] == r.kind)
 }

@@ -173,3 +173,57 @@ fn the_v2_protobuf_carries_the_built_in_definitions() {
     let gvk: Value = serde_json::from_str(&yaml).unwrap();
     assert_eq!(gvk, json!([{"group": "", "kind": "Pod", "version": "v1"}]));
 }
+
+fn builtin(group: &str, kind: &str) -> ResourceInfo {
+    let reg = registry();
+    reg.all()
+        .iter()
+        .find(|r| !r.custom && r.group == group && r.kind == kind)
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn strict_validation_of_built_in_kinds_follows_their_schemas_references() {
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}, "bogus": 1,
+            "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {"f:replicas": {}}}}]},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "extra": true,
+            "strategy": {"rollingUpdate": {"maxSurge": "25%"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+                {"name": "web", "image": "nginx", "resources": {"requests": {"cpu": 1}}},
+                {"name": "side", "image": "busybox", "imagePullPolicy": "Always", "typo": "x",
+                    "ports": [{"containerPort": 80, "hostPorts": 80}]}]}}}});
+    let mut found = unknown_fields(&builtin("apps", "Deployment"), &deploy).unwrap();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "metadata.bogus",
+            "spec.extra",
+            "spec.template.spec.containers[1].ports[0].hostPorts",
+            "spec.template.spec.containers[1].typo",
+        ]
+    );
+}
+
+#[test]
+fn strict_validation_skips_patch_directives_and_checks_every_built_in_kind() {
+    let patch = json!({"spec": {"template": {"spec": {
+        "$setElementOrder/containers": [{"name": "web"}],
+        "containers": [{"name": "web", "image": "nginx:2"}, {"name": "old", "$patch": "delete"}]}}}});
+    let deploy = builtin("apps", "Deployment");
+    assert_eq!(
+        unknown_fields(&deploy, &patch).unwrap(),
+        Vec::<String>::new()
+    );
+    let node = json!({"spec": {"providerID": "aws:///us-east-1a/i-1", "providerId": "x"}});
+    assert_eq!(
+        unknown_fields(&builtin("", "Node"), &node).unwrap(),
+        ["spec.providerId"]
+    );
+    for r in registry().all().iter().filter(|r| !r.custom) {
+        let bad = json!({"apiVersion": r.api_version(), "kind": r.kind, "bogus": 1});
+        assert_eq!(unknown_fields(r, &bad).unwrap(), ["bogus"], "{}", r.kind);
+    }
+}

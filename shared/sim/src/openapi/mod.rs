@@ -7,10 +7,12 @@
 //! server holds, one definition per kind named `sh.karpenter.v1.NodePool`. Each kind's
 //! definition is tagged `x-kubernetes-group-version-kind` (what kubectl looks kinds up by),
 //! and each resource has its object paths, whose PATCH operation tells kubectl that the
-//! server validates fields itself.
+//! server validates fields itself (it does: [`unknown_fields`] for the built-in kinds, the
+//! schema the server holds for the custom resources).
 
 mod builtin;
 pub mod proto;
+mod strict;
 mod v2;
 
 use serde_json::{Map, Value, json};
@@ -19,6 +21,7 @@ use crate::registry::{Registry, ResourceInfo};
 use builtin::{Builtin, group_version};
 
 pub use builtin::DataError;
+pub use strict::unknown_fields;
 pub use v2::v2;
 
 /// kube-apiserver's definition name of a custom kind: the group reversed, then version and
