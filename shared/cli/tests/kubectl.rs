@@ -1,9 +1,11 @@
 //! `kerf sim --serve` watched with the real kubectl, as a new user would: Debian's kubectl
-//! (installed into `.venv/bin` by `make test`), and the `kubectl` on the PATH when there is
-//! one. `get` shows Karpenter's printer columns and kube-apiserver's for built-in kinds,
-//! short names resolve, `apply` validates without `--validate=false` (an unknown field is
-//! refused), `scale` and `explain` work, a dump taken with kubectl starts a new scenario, and
-//! Ctrl-C ends the run with its summary and report.
+//! (installed into `.venv/bin` by `make test`), the control plane's (`scripts/cluster.sh
+//! build`) when built, and the `kubectl` on the PATH when there is one. `get` shows
+//! Karpenter's printer columns and kube-apiserver's for built-in kinds, short names resolve,
+//! `apply` validates without `--validate=false` (an unknown field of a NodePool or a
+//! Deployment is refused), `scale` works, `explain` knows Karpenter's kinds and the built-in
+//! ones, a dump taken with kubectl starts a new scenario, and Ctrl-C ends the run with its
+//! summary and report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -14,7 +16,8 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Every kubectl to try: Debian's (required), then the PATH's if it is another one.
+/// Every kubectl to try: Debian's (required), the control plane's when
+/// `scripts/cluster.sh build` has built it, then the PATH's if it is another one.
 fn kubectls() -> Vec<PathBuf> {
     let debian = repo().join(".venv/bin/kubectl");
     assert!(
@@ -22,6 +25,10 @@ fn kubectls() -> Vec<PathBuf> {
         "Debian's kubectl is needed for this test: scripts/setup.sh installs it into .venv/bin"
     );
     let mut out = vec![debian];
+    let control_plane = repo().join("target/cluster/bin/kubectl");
+    if control_plane.exists() {
+        out.push(control_plane);
+    }
     if let Ok(o) = Command::new("kubectl")
         .args(["version", "--client"])
         .output()
@@ -229,19 +236,19 @@ fn check(bin: &Path, s: &Served, dir: &Path) {
         "bad.yaml",
         &SPOT_POOL.replace("  limits:", "  bogus: 1\n  limits:"),
     );
-    let refused = kubectl(bin, s, &["apply", "-f", &bad]);
-    let err = String::from_utf8_lossy(&refused.stderr);
-    assert!(!refused.status.success(), "accepted an unknown field");
-    assert!(
-        err.contains("unknown field") && err.contains("bogus"),
-        "{err}"
-    );
+    refused_for_bogus(bin, s, &bad);
+    // So is a Deployment, by kube-apiserver's schema.
+    let bad_web = WEB
+        .replace("  name: web\nspec:", "  name: bad-web\nspec:")
+        .replace("  replicas: 2", "  replicas: 2\n  bogus: 1");
+    refused_for_bogus(bin, s, &write(dir, "bad-web.yaml", &bad_web));
     let good = write(dir, "spot.yaml", SPOT_POOL);
     assert!(ok(bin, s, &["apply", "-f", &good]).contains("nodepool.karpenter.sh/spot created"));
-    // explain reads the published schema.
+    // explain reads the published schemas, the CRDs' and kube-apiserver's.
     let explained = ok(bin, s, &["explain", "nodepools.spec.disruption"]);
     assert!(explained.contains("consolidationPolicy"), "{explained}");
     assert!(ok(bin, s, &["explain", "ec2nodeclass.spec"]).contains("amiSelectorTerms"));
+    explain_built_in_kinds(bin, s);
     // Clean up for the next kubectl.
     ok(bin, s, &["delete", "-f", &good]);
     ok(bin, s, &["delete", "-f", &web]);
@@ -252,6 +259,55 @@ fn check(bin: &Path, s: &Served, dir: &Path) {
         s,
         &["get", "pods", "-l", "app=web", "-o", "name"],
         |o| o.trim().is_empty(),
+    );
+}
+
+/// `kubectl apply -f file` fails, naming the unknown field `bogus`.
+fn refused_for_bogus(bin: &Path, s: &Served, file: &str) {
+    let refused = kubectl(bin, s, &["apply", "-f", file]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success(),
+        "accepted an unknown field: {file}"
+    );
+    assert!(
+        err.contains("unknown field") && err.contains("bogus"),
+        "{err}"
+    );
+}
+
+/// `kubectl explain` of built-in kinds, with kube-apiserver's descriptions (kubectl before
+/// 1.27 reads them from /openapi/v2, later ones from /openapi/v3).
+fn explain_built_in_kinds(bin: &Path, s: &Served) {
+    let resources = ok(bin, s, &["explain", "pod.spec.containers.resources"]);
+    for text in [
+        "KIND:",
+        "Pod",
+        "ResourceRequirements describes the compute resource requirements.",
+        "Limits describes the maximum amount of compute resources allowed.",
+        "Requests describes the minimum amount of compute resources required.",
+    ] {
+        assert!(resources.contains(text), "{text} not in:\n{resources}");
+    }
+    let replicas = ok(bin, s, &["explain", "deployment.spec.replicas"]);
+    assert!(replicas.contains("Deployment"), "{replicas}");
+    // Wrapped at a width that differs between kubectl versions: compare the words.
+    let words = replicas.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(
+            "Number of desired pods. This is a pointer to distinguish between \
+            explicit zero and not specified. Defaults to 1."
+        ),
+        "{replicas}"
+    );
+    let provider = ok(bin, s, &["explain", "node.spec.providerID"]);
+    let words = provider.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(
+            "ID of the node assigned by the cloud provider in the format: \
+            <ProviderName>://<ProviderSpecificNodeID>"
+        ),
+        "{provider}"
     );
 }
 
