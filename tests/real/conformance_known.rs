@@ -11,7 +11,8 @@ pub const KNOWN: &[Known] = &[
         class: " /openapi/",
         difference: "",
         why: "the OpenAPI documents describe the kinds each server serves; both carry Kerf's \
-              CRD schemas, which is what kubectl explain and client-side validation read",
+              CRD schemas and kube-apiserver's schemas of the built-in kinds Kerf serves, which \
+              is what kubectl explain and client-side validation read",
     },
     Known {
         class: "GET /api?",
