@@ -14,6 +14,13 @@ fn every_built_in_kind_served_has_kube_apiservers_schema() {
     let reg = registry();
     let builtins: Vec<&ResourceInfo> = reg.all().iter().filter(|r| !r.custom).collect();
     assert!(builtins.len() >= 10, "{}", builtins.len());
+    // And no kind the server does not serve.
+    let kinds = b
+        .v2_definitions()
+        .values()
+        .filter(|d| d.get("x-kubernetes-group-version-kind").is_some())
+        .count();
+    assert_eq!(kinds, builtins.len());
     for r in builtins {
         assert!(b.describes(r), "{} {}", r.api_version(), r.kind);
         let doc = v3(&reg, &group_version(r)).unwrap().unwrap();
