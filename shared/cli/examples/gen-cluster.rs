@@ -1,5 +1,5 @@
 //! Writes a large running cluster for measuring disruption planning:
-//! `cargo run -p kerf-cli --example gen-cluster -- NODES PODS DIR [mixed|consolidation|full|pinned]` creates
+//! `cargo run -p kerf-cli --example gen-cluster -- NODES PODS DIR [mixed|consolidation|full|pinned] [SEED]` creates
 //! DIR/cluster.json
 //! (one JSON list) and DIR/cluster.yaml (a multi-document YAML dump); plan it with
 //! `kerf plan DIR/cluster.yaml --mode disrupt --now 2026-06-01T12:00:00Z`. The mix:
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use kerf_cli::benchcluster::Mix;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: gen-cluster NODES PODS DIR";
+    let usage = "usage: gen-cluster NODES PODS DIR [MIX] [SEED]";
     let args: Vec<String> = std::env::args().collect();
     let nodes: usize = args.get(1).ok_or(usage)?.parse()?;
     let pods: usize = args.get(2).ok_or(usage)?.parse()?;
@@ -30,7 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     };
-    let list = kerf_cli::benchcluster::cluster(nodes, pods, 42, mix)?;
+    let seed: u64 = args.get(5).map_or(Ok(42), |s| s.parse())?;
+    let list = kerf_cli::benchcluster::cluster(nodes, pods, seed, mix)?;
     std::fs::write(dir.join("cluster.json"), serde_json::to_string(&list)?)?;
     let mut yaml = String::new();
     for o in list["items"].as_array().into_iter().flatten() {
