@@ -1,13 +1,36 @@
 //! Karpenter's scheduling benchmark shape as Kubernetes documents: 400 instance types (type i
 //! has i+1 vCPU, 2(i+1) GiB, 10(i+1) pods; spot in 2 zones, on-demand in 3) and pods split
 //! evenly into generic, zonal spread, hostname spread, zonal self-affinity and hostname
-//! anti-affinity, with CPU and memory drawn from Karpenter's sets by a seeded generator.
+//! anti-affinity, with CPU and memory drawn by a seeded generator from Karpenter's sets
+//! ([`Requests::Sets`]) or from whole ranges, 100m–1500m CPU and 100Mi–4Gi memory
+//! ([`Requests::Ranges`]: far more distinct pod shapes, as real workloads have).
 
 use serde_json::{Value, json};
 
 const CPUS: [&str; 5] = ["100m", "250m", "500m", "1", "1500m"];
 const MEMS: [&str; 6] = ["100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"];
 const LABEL_VALUES: [&str; 7] = ["a", "b", "c", "d", "e", "f", "g"];
+
+/// How pods' requests are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requests {
+    /// Karpenter's benchmark sets: 5 CPU and 6 memory values.
+    Sets,
+    /// Any millicore in 100m–1500m and any Mi in 100Mi–4096Mi.
+    Ranges,
+}
+
+impl Requests {
+    fn draw(self, rng: &mut Rng) -> (String, String) {
+        match self {
+            Requests::Sets => (rng.pick(&CPUS).to_string(), rng.pick(&MEMS).to_string()),
+            Requests::Ranges => (
+                format!("{}m", 100 + rng.next_u64() % 1401),
+                format!("{}Mi", 100 + rng.next_u64() % 3997),
+            ),
+        }
+    }
+}
 
 /// A small deterministic generator (SplitMix64).
 #[derive(Debug, Clone)]
@@ -69,9 +92,8 @@ pub fn node_pool() -> Value {
     })
 }
 
-fn pod(i: usize, kind: usize, rng: &mut Rng) -> Value {
-    let cpu = *rng.pick(&CPUS);
-    let mem = *rng.pick(&MEMS);
+fn pod(i: usize, kind: usize, requests: Requests, rng: &mut Rng) -> Value {
+    let (cpu, mem) = requests.draw(rng);
     let label = *rng.pick(&LABEL_VALUES);
     let mut spec = json!({"containers": [{"name": "app", "image": "pause", "resources": {"requests": {"cpu": cpu, "memory": mem}}}]});
     let mut labels = json!({"my-label": label});
@@ -108,26 +130,40 @@ fn pod(i: usize, kind: usize, rng: &mut Rng) -> Value {
 
 /// `count` pods split evenly across the five kinds (remainder generic), plus the NodePool.
 pub fn manifests(count: usize, seed: u64) -> Value {
-    json!({"apiVersion": "v1", "kind": "List", "items": objects(count, seed)})
+    manifests_with(count, seed, Requests::Sets)
+}
+
+/// [`manifests`] with requests drawn as `requests` says.
+pub fn manifests_with(count: usize, seed: u64, requests: Requests) -> Value {
+    json!({"apiVersion": "v1", "kind": "List", "items": objects(count, seed, requests)})
 }
 
 /// The same objects as a multi-document YAML stream, as a cluster dump is written.
 pub fn manifests_yaml(count: usize, seed: u64) -> Result<String, yaml_serde::Error> {
+    manifests_yaml_with(count, seed, Requests::Sets)
+}
+
+/// [`manifests_yaml`] with requests drawn as `requests` says.
+pub fn manifests_yaml_with(
+    count: usize,
+    seed: u64,
+    requests: Requests,
+) -> Result<String, yaml_serde::Error> {
     let mut out = String::new();
-    for o in objects(count, seed) {
+    for o in objects(count, seed, requests) {
         out.push_str("---\n");
         out.push_str(&yaml_serde::to_string(&o)?);
     }
     Ok(out)
 }
 
-fn objects(count: usize, seed: u64) -> Vec<Value> {
+fn objects(count: usize, seed: u64, requests: Requests) -> Vec<Value> {
     let mut rng = Rng::new(seed);
     let per = count / 5;
     let mut items = vec![node_pool()];
     for i in 0..count {
         let kind = if i < per * 5 { i / per.max(1) } else { 0 };
-        items.push(pod(i, kind, &mut rng));
+        items.push(pod(i, kind, requests, &mut rng));
     }
     items
 }

@@ -7,6 +7,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use clap::Parser;
 use kerf_cli::args::Cli;
 
+/// Reading a cluster dump makes and frees millions of small values; mimalloc does that in
+/// about half the time of the system allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let now = SystemTime::now()
