@@ -94,6 +94,18 @@ pub const KNOWN: &[Known] = &[
               pod template's defaults) by kube-apiserver; Kerf never reads Deployments",
     },
     Known {
+        class: "replicasets",
+        difference: "field .spec.template.spec.",
+        why: "a ReplicaSet's pod template is defaulted by kube-apiserver as a pod is (dnsPolicy, \
+              restartPolicy, schedulerName, securityContext); Kerf reads none of them",
+    },
+    Known {
+        class: "POST /apis/apps/v1/namespaces/{ns}/replicasets",
+        difference: "field .status",
+        why: "kube-apiserver answers a new ReplicaSet with `status.replicas: 0`; the \
+              in-process world's ReplicaSet controller writes the status a moment later",
+    },
+    Known {
         class: "nodes",
         difference: "field .status.daemonEndpoints",
         why: "kube-apiserver defaults the kubelet endpoint's port to 0; Kerf does not read it",

@@ -136,7 +136,8 @@ pub async fn admit<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         }
         let errors = validate::validate(kind, &req.object, req.old_object.as_ref());
         if errors.is_empty() {
-            classes::changed(ctx, disruption, kind, req).await;
+            // Boxed: admission runs inside every API call's future in the simulated cluster.
+            Box::pin(classes::changed(ctx, disruption, kind, req)).await;
             return Response::allow();
         }
         ctx.log.info(

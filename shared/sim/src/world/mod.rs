@@ -261,7 +261,7 @@ impl World {
         self.advance_clock().await;
         let mut r = TickReport::default();
         if let Server::InProcess(p) = &self.server {
-            r.workloads = workloads::step(&self.client, &p.sim.cached()).await?;
+            r.workloads = Box::pin(workloads::step(&self.client, &p.sim.cached())).await?;
             r.scheduler = p.scheduler.step().await?;
         }
         if let Some(oldest) = self.queue.oldest_visible()
@@ -279,7 +279,7 @@ impl World {
             r.invocations.push(self.deliver_termination().await);
             // The ReplicaSet controller replaces evicted pods within moments, not a tick later.
             if let Server::InProcess(p) = &self.server {
-                let again = workloads::step(&self.client, &p.sim.cached()).await?;
+                let again = Box::pin(workloads::step(&self.client, &p.sim.cached())).await?;
                 r.workloads.created += again.created;
                 r.workloads.deleted += again.deleted;
             }

@@ -126,8 +126,11 @@ pub(super) async fn report_status(
     {
         return Ok(());
     }
-    let patch = json!({"status": {"replicas": count, "readyReplicas": ready,
-        "availableReplicas": ready, "fullyLabeledReplicas": count,
+    // kube-apiserver leaves out counts of 0 but `replicas`; a null removes a count that fell
+    // to 0, so both servers store and answer the same status.
+    let some = |n: i32| if n == 0 { Value::Null } else { json!(n) };
+    let patch = json!({"status": {"replicas": count, "readyReplicas": some(ready),
+        "availableReplicas": some(ready), "fullyLabeledReplicas": some(count),
         "observedGeneration": generation}});
     let api: Api<ReplicaSet> = Api::namespaced(client.clone(), ns);
     api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
