@@ -47,6 +47,19 @@ impl AwsSettings {
         }
     }
 
+    /// Production defaults for `region`, with every endpoint (Pricing's too) overridden by
+    /// `AWS_ENDPOINT_URL` when it is set (a local endpoint).
+    pub fn from_env(region: &str) -> Self {
+        let mut s = AwsSettings::new(region);
+        if let Ok(url) = std::env::var("AWS_ENDPOINT_URL")
+            && !url.is_empty()
+        {
+            s.endpoint_url = Some(url.clone());
+            s.pricing_endpoint_url = Some(url);
+        }
+        s
+    }
+
     /// Settings for a local endpoint (moto) with static credentials.
     pub fn local(region: &str, endpoint_url: &str) -> Self {
         AwsSettings {

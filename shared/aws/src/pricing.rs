@@ -192,7 +192,7 @@ pub async fn spot_prices(
 }
 
 /// Refreshes both price kinds, falling back to the bundled on-demand table (and the spot
-/// estimate) for whatever AWS cannot answer. Never fails.
+/// estimate) for whatever AWS cannot answer, each fallback logged. Never fails.
 pub async fn refresh(
     pricing: &aws_sdk_pricing::Client,
     ec2: &aws_sdk_ec2::Client,
@@ -200,26 +200,52 @@ pub async fn refresh(
     types: &[String],
     now: Timestamp,
 ) -> Prices {
+    let (prices, fallbacks) = refresh_saying(pricing, ec2, region, types, now).await;
+    for f in &fallbacks {
+        tracing::warn!(fallback = %f, "pricing unavailable");
+    }
+    prices
+}
+
+/// [`refresh`], returning what was filled in and why instead of logging it.
+pub async fn refresh_saying(
+    pricing: &aws_sdk_pricing::Client,
+    ec2: &aws_sdk_ec2::Client,
+    region: &str,
+    types: &[String],
+    now: Timestamp,
+) -> (Prices, Vec<String>) {
     let (od, spot) = tokio::join!(
         on_demand_prices(pricing, region),
         spot_prices(ec2, types, now)
     );
+    let mut said = Vec::new();
     let (on_demand, on_demand_fallback) = match od {
         Ok(m) => (m, false),
         Err(e) => {
-            tracing::warn!(error = %e, "on-demand pricing unavailable; using the bundled table");
+            said.push(format!(
+                "on-demand prices: {e}; using the bundled us-east-1 list prices"
+            ));
             (bundled_on_demand(), true)
         }
     };
-    let spot = spot
-        .inspect_err(|e| tracing::warn!(error = %e, "spot pricing unavailable; estimating"))
-        .ok()
-        .filter(|m| !m.is_empty());
-    Prices {
+    let spot = match spot {
+        Ok(m) if !m.is_empty() => Some(m),
+        Ok(_) => {
+            said.push("spot prices: none returned; estimated from on-demand".into());
+            None
+        }
+        Err(e) => {
+            said.push(format!("spot prices: {e}; estimated from on-demand"));
+            None
+        }
+    };
+    let prices = Prices {
         on_demand,
         spot,
         on_demand_fallback,
-    }
+    };
+    (prices, said)
 }
 
 /// The bundled on-demand table (empty if the bundled data cannot be read).

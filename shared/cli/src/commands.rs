@@ -128,7 +128,7 @@ fn from_aws(
     a: &CatalogArgs,
     settings: &NodeClassSettings,
 ) -> Result<(kerf_catalog::Catalog, Vec<String>), CliError> {
-    let aws = crate::from_aws::settings(&aws_region(a)?);
+    let aws = kerf_aws::config::AwsSettings::from_env(&aws_region(a)?);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -8,7 +8,7 @@
 use jiff::Timestamp;
 use kerf_aws::config::{AwsSettings, Clients};
 use kerf_aws::discovery::{Inventory, build_catalog, instance_types, type_zones};
-use kerf_aws::pricing::{Prices, bundled_on_demand, on_demand_prices, spot_prices};
+use kerf_aws::pricing::refresh_saying;
 use kerf_catalog::{Catalog, NodeClassSettings};
 
 use crate::error::CliError;
@@ -18,19 +18,6 @@ use crate::error::CliError;
 pub struct Fetched {
     pub catalog: Catalog,
     pub warnings: Vec<String>,
-}
-
-/// The settings for `region` as a user's shell gives them: the default credential chain,
-/// and `AWS_ENDPOINT_URL` when set (a local endpoint).
-pub fn settings(region: &str) -> AwsSettings {
-    let mut s = AwsSettings::new(region);
-    if let Ok(url) = std::env::var("AWS_ENDPOINT_URL")
-        && !url.is_empty()
-    {
-        s.endpoint_url = Some(url.clone());
-        s.pricing_endpoint_url = Some(url);
-    }
-    s
 }
 
 fn aws_error(what: &str, e: impl std::fmt::Display) -> CliError {
@@ -57,51 +44,9 @@ pub async fn fetch(
         )));
     }
     let inv = Inventory { specs, zones };
-    let mut warnings = Vec::new();
-    let prices = prices(&clients, &aws.region, now, &mut warnings).await;
+    let (prices, warnings) =
+        refresh_saying(&clients.pricing, &clients.ec2, &aws.region, &[], now).await;
     let catalog = build_catalog(&aws.region, &inv, None, &prices, nodeclass)
         .map_err(|e| CliError::Internal(e.to_string()))?;
     Ok(Fetched { catalog, warnings })
-}
-
-/// On-demand prices from the Pricing API and spot prices from the spot price history; what
-/// cannot be read is filled in and said.
-async fn prices(
-    clients: &Clients,
-    region: &str,
-    now: Timestamp,
-    warnings: &mut Vec<String>,
-) -> Prices {
-    let (od, spot) = tokio::join!(
-        on_demand_prices(&clients.pricing, region),
-        spot_prices(&clients.ec2, &[], now)
-    );
-    let (on_demand, on_demand_fallback) = match od {
-        Ok(m) => (m, false),
-        Err(e) => {
-            warnings.push(format!(
-                "on-demand prices: {e}; using the bundled us-east-1 list prices"
-            ));
-            (bundled_on_demand(), true)
-        }
-    };
-    let spot = match spot {
-        Ok(m) if !m.is_empty() => Some(m),
-        Ok(_) => {
-            warnings.push(
-                "spot prices: DescribeSpotPriceHistory returned none; estimated from on-demand"
-                    .into(),
-            );
-            None
-        }
-        Err(e) => {
-            warnings.push(format!("spot prices: {e}; estimated from on-demand"));
-            None
-        }
-    };
-    Prices {
-        on_demand,
-        spot,
-        on_demand_fallback,
-    }
 }

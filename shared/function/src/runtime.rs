@@ -60,14 +60,7 @@ impl std::fmt::Debug for Runtime {
 }
 
 fn aws_settings(c: &Config) -> AwsSettings {
-    let mut s = AwsSettings::new(&c.region);
-    if let Ok(url) = std::env::var("AWS_ENDPOINT_URL")
-        && !url.is_empty()
-    {
-        s.endpoint_url = Some(url.clone());
-        s.pricing_endpoint_url = Some(url);
-    }
-    s
+    AwsSettings::from_env(&c.region)
 }
 
 impl Runtime {
