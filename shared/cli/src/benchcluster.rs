@@ -1,18 +1,23 @@
 //! A large running cluster as a `kubectl get … -o yaml` dump would show it, for measuring
-//! disruption planning (`kerf plan --mode disrupt`): four NodePools (consolidating,
-//! `Balanced`, `WhenEmpty`, spot), and nodes that are empty, underutilized, full, drifted,
-//! expired or blocked (a do-not-disrupt pod, a PodDisruptionBudget allowing nothing), with
-//! their NodeClaims, pods bound to them and the bundled us-west-2 catalog's allocatable.
+//! disruption planning (`kerf plan --mode disrupt`): five NodePools (consolidating,
+//! `Balanced`, `WhenEmpty`, spot, and one whose budget blocks drift in business hours), and
+//! nodes that are empty, underutilized, full, drifted, expired or blocked (a do-not-disrupt
+//! pod, a PodDisruptionBudget allowing nothing), with their NodeClaims, pods bound to them,
+//! budgets on a fifth of the apps and the bundled us-west-2 catalog's allocatable. With
+//! [`Fields::Dump`] every object carries what a `kubectl get -o yaml` dump shows.
 
 use serde_json::{Value, json};
 
 use crate::benchdata::Rng;
+use crate::benchdress::{self, Fields};
 
 /// The snapshot time the dump is planned at (`kerf plan --now`).
 pub const NOW: &str = "2026-06-01T12:00:00Z";
 const CREATED: &str = "2026-05-20T12:00:00Z";
 const EXPIRED: &str = "2026-04-01T12:00:00Z";
-const POOLS: [&str; 4] = ["general", "web", "batch", "spot"];
+const POOLS: [&str; 5] = ["general", "web", "batch", "spot", "critical"];
+/// Apps (of the 50) whose pods a `maxUnavailable: 10%` budget guards.
+const BUDGETED_APPS: usize = 10;
 const TYPES: [&str; 4] = ["m6a.2xlarge", "c6a.2xlarge", "r6a.xlarge", "m6a.4xlarge"];
 const ZONES: [&str; 3] = ["us-west-2a", "us-west-2b", "us-west-2c"];
 
@@ -55,12 +60,14 @@ fn shape(i: usize, mix: Mix) -> Shape {
     }
 }
 
-/// `nodes` nodes carrying about `pods` pods in all, as one `v1 List`.
+/// `nodes` nodes carrying about `pods` pods in all, as one `v1 List`, each object carrying
+/// `fields`.
 pub fn cluster(
     nodes: usize,
     pods: usize,
     seed: u64,
     mix: Mix,
+    fields: Fields,
 ) -> Result<Value, kerf_catalog::CatalogError> {
     let catalog = kerf_catalog::bundled(
         "us-west-2",
@@ -70,6 +77,7 @@ pub fn cluster(
     let mut items: Vec<Value> = POOLS.iter().map(|p| node_pool(p)).collect();
     items.push(node_class());
     items.push(pdb());
+    items.extend((0..BUDGETED_APPS).map(|app| app_pdb(app, pods)));
     let full = (0..nodes)
         .filter(|&i| shape(i, mix) == Shape::Full)
         .count()
@@ -85,8 +93,14 @@ pub fn cluster(
         let type_labels = it.map(|t| t.labels.clone()).unwrap_or_default();
         let s = shape(i, mix);
         let pool = POOLS[(i / 20) % POOLS.len()];
-        items.push(claim(i, pool, ty, s, &alloc, &type_labels));
-        items.push(node(i, pool, ty, &alloc, &type_labels));
+        let mut c = claim(i, pool, ty, s, &alloc, &type_labels);
+        let mut n = node(i, pool, ty, &alloc, &type_labels);
+        if fields == Fields::Dump {
+            benchdress::claim(&mut c, i);
+            benchdress::node(&mut n, i);
+        }
+        items.push(c);
+        items.push(n);
         let count = match s {
             Shape::Empty => 0,
             Shape::Full => per_full,
@@ -111,6 +125,9 @@ pub fn cluster(
                 p["spec"]["nodeSelector"] =
                     json!({"kubernetes.io/hostname": format!("node-{i:05}")});
             }
+            if fields == Fields::Dump {
+                benchdress::pod(&mut p, pod_no);
+            }
             items.push(p);
             pod_no += 1;
         }
@@ -122,6 +139,7 @@ fn node_pool(name: &str) -> Value {
     let (policy, after, ct) = match name {
         "web" => ("Balanced", "5m", "on-demand"),
         "batch" => ("WhenEmpty", "30s", "on-demand"),
+        "critical" => ("WhenEmptyOrUnderutilized", "10m", "on-demand"),
         "spot" => ("WhenEmptyOrUnderutilized", "1m", "spot"),
         _ => ("WhenEmptyOrUnderutilized", "1m", "on-demand"),
     };
@@ -138,8 +156,32 @@ fn node_pool(name: &str) -> Value {
                 "expireAfter": "720h"
             }},
             "disruption": {"consolidationPolicy": policy, "consolidateAfter": after,
-                           "budgets": [{"nodes": "20%"}]}
+                           "budgets": budgets(name)}
         }
+    })
+}
+
+/// 20% of a pool's nodes at a time; the `critical` pool also holds drift during weekday
+/// business hours (UTC), as a platform team protects its daytime traffic.
+fn budgets(pool: &str) -> Value {
+    let mut b = vec![json!({"nodes": "20%"})];
+    if pool == "critical" {
+        b.push(json!({"nodes": "0", "reasons": ["Drifted"], "schedule": "0 9 * * mon-fri", "duration": "8h"}));
+    }
+    json!(b)
+}
+
+/// A `maxUnavailable: 10%` budget over one app's pods (the generator spreads `pods` over 50
+/// apps), with the status the disruption controller keeps.
+fn app_pdb(app: usize, pods: usize) -> Value {
+    let expected = pods / 50;
+    let allowed = expected / 10;
+    json!({
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": format!("app-{app}"), "namespace": "default", "generation": 1},
+        "spec": {"maxUnavailable": "10%", "selector": {"matchLabels": {"app": format!("app-{app}")}}},
+        "status": {"disruptionsAllowed": allowed, "currentHealthy": expected, "desiredHealthy": expected - allowed,
+                   "expectedPods": expected, "observedGeneration": 1}
     })
 }
 
@@ -234,10 +276,13 @@ fn node(
 }
 
 fn pod(n: usize, node: usize, cpu: &str, do_not_disrupt: bool, guarded: bool) -> Value {
-    let mut labels = json!({"app": format!("app-{}", n % 50)});
-    if guarded {
-        labels["guard"] = json!("pdb");
-    }
+    // A guarded pod belongs to no app, so one budget at most selects it (Kubernetes refuses
+    // to evict a pod two budgets select).
+    let labels = if guarded {
+        json!({"app": "guarded", "guard": "pdb"})
+    } else {
+        json!({"app": format!("app-{}", n % 50)})
+    };
     let annotations = if do_not_disrupt {
         json!({"karpenter.sh/do-not-disrupt": "true"})
     } else {

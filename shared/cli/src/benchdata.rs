@@ -7,6 +7,8 @@
 
 use serde_json::{Value, json};
 
+use crate::benchdress::{self, Fields};
+
 const CPUS: [&str; 5] = ["100m", "250m", "500m", "1", "1500m"];
 const MEMS: [&str; 6] = ["100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"];
 const LABEL_VALUES: [&str; 7] = ["a", "b", "c", "d", "e", "f", "g"];
@@ -130,40 +132,45 @@ fn pod(i: usize, kind: usize, requests: Requests, rng: &mut Rng) -> Value {
 
 /// `count` pods split evenly across the five kinds (remainder generic), plus the NodePool.
 pub fn manifests(count: usize, seed: u64) -> Value {
-    manifests_with(count, seed, Requests::Sets)
+    manifests_with(count, seed, Requests::Sets, Fields::Bare)
 }
 
-/// [`manifests`] with requests drawn as `requests` says.
-pub fn manifests_with(count: usize, seed: u64, requests: Requests) -> Value {
-    json!({"apiVersion": "v1", "kind": "List", "items": objects(count, seed, requests)})
+/// [`manifests`] with requests drawn as `requests` says and the pods carrying `fields`.
+pub fn manifests_with(count: usize, seed: u64, requests: Requests, fields: Fields) -> Value {
+    json!({"apiVersion": "v1", "kind": "List", "items": objects(count, seed, requests, fields)})
 }
 
 /// The same objects as a multi-document YAML stream, as a cluster dump is written.
 pub fn manifests_yaml(count: usize, seed: u64) -> Result<String, yaml_serde::Error> {
-    manifests_yaml_with(count, seed, Requests::Sets)
+    manifests_yaml_with(count, seed, Requests::Sets, Fields::Bare)
 }
 
-/// [`manifests_yaml`] with requests drawn as `requests` says.
+/// [`manifests_yaml`] with requests drawn as `requests` says and the pods carrying `fields`.
 pub fn manifests_yaml_with(
     count: usize,
     seed: u64,
     requests: Requests,
+    fields: Fields,
 ) -> Result<String, yaml_serde::Error> {
     let mut out = String::new();
-    for o in objects(count, seed, requests) {
+    for o in objects(count, seed, requests, fields) {
         out.push_str("---\n");
         out.push_str(&yaml_serde::to_string(&o)?);
     }
     Ok(out)
 }
 
-fn objects(count: usize, seed: u64, requests: Requests) -> Vec<Value> {
+fn objects(count: usize, seed: u64, requests: Requests, fields: Fields) -> Vec<Value> {
     let mut rng = Rng::new(seed);
     let per = count / 5;
     let mut items = vec![node_pool()];
     for i in 0..count {
         let kind = if i < per * 5 { i / per.max(1) } else { 0 };
-        items.push(pod(i, kind, requests, &mut rng));
+        let mut p = pod(i, kind, requests, &mut rng);
+        if fields == Fields::Dump {
+            benchdress::pod(&mut p, i);
+        }
+        items.push(p);
     }
     items
 }

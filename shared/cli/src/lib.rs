@@ -35,3 +35,4 @@ pub fn run(cli: &Cli, now: i64) -> Result<Outcome, CliError> {
 }
 pub mod benchcluster;
 pub mod benchdata;
+pub mod benchdress;

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use kerf_cli::benchcluster::{Mix, NOW, cluster};
+use kerf_cli::benchdress::Fields;
 use kerf_cli::input::{Inputs, parse_into};
 use kerf_cli::snapshot::{CatalogSource, build};
 use kerf_engine::DisruptOptions;
@@ -11,7 +12,7 @@ use kerf_engine::plan::Method;
 
 #[test]
 fn karpenters_multi_node_consolidation_stops_at_100_candidates() {
-    let list = cluster(2_000, 30_000, 42, Mix::Consolidation).unwrap();
+    let list = cluster(2_000, 30_000, 42, Mix::Consolidation, Fields::Bare).unwrap();
     let mut inputs = Inputs::default();
     parse_into(&mut inputs, "cluster.json", &list.to_string()).unwrap();
     let source = CatalogSource::Bundled {
