@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the inputs Kerf reads from outside, with cargo-fuzz (installed here when missing):
 # interruption messages, AdmissionReview requests, the manifests of `kerf plan` and
-# `kerf migrate`, `kerf sim` scenarios, and quantities. Each target runs FUZZ_SECONDS
+# `kerf migrate`, `kerf sim` scenarios, quantities, and the fast YAML reader against the full
+# one. Each target runs FUZZ_SECONDS
 # (default 60; `make test` runs 20), starting from the project's own samples and from what
 # earlier runs kept in fuzz/corpus (not committed). Prints executions and findings per
 # target; exits 1 when a target fails (the input that failed is in fuzz/artifacts/).
@@ -23,7 +24,7 @@ fi
 
 seeds=target/fuzz/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{interruption_message,admission_review,manifest,scenario,quantity}
+mkdir -p "$seeds"/{interruption_message,admission_review,manifest,scenario,quantity,yaml}
 python3 - "$seeds" <<'PY'
 import base64, glob, json, os, sys
 out = sys.argv[1]
@@ -45,6 +46,22 @@ for path in glob.glob("events/*.json"):
         put("admission_review", name, base64.b64decode(body) if doc.get("isBase64Encoded") else body)
 for path in glob.glob("examples/getting-started/*.yaml") + glob.glob("shared/cli/tests/fixtures/**/*.yaml", recursive=True)[:40]:
     put("manifest", path.replace("/", "_"), open(path, "rb").read())
+    put("yaml", path.replace("/", "_"), open(path, "rb").read())
+# The JSON samples written in the block style `kubectl get -o yaml` uses, which the fast
+# reader reads.
+def block(v, indent=0):
+    pad = " " * indent
+    if isinstance(v, dict) and v:
+        out = ""
+        for k, x in v.items():
+            nested = isinstance(x, (dict, list)) and x
+            out += f"{pad}{json.dumps(k)}:" + ("\n" + block(x, indent + 2) if nested else f" {json.dumps(x)}\n")
+        return out
+    if isinstance(v, list) and v:
+        return "".join(f"{pad}-" + ("\n" + block(x, indent + 2) if isinstance(x, (dict, list)) and x else f" {json.dumps(x)}\n") for x in v)
+    return f"{pad}{json.dumps(v)}\n"
+for path in glob.glob("events/*.json"):
+    put("yaml", os.path.basename(path) + ".yaml", block(json.load(open(path))))
 for path in glob.glob("examples/*.yaml"):
     put("scenario", os.path.basename(path), open(path, "rb").read())
 for i, q in enumerate(["100m", "1.5Gi", "2e3", "0.5", "128974848", "1E", "-1", "7Ki", "1n"]):

@@ -8,10 +8,12 @@ pub mod args;
 pub mod commands;
 pub mod convert;
 pub mod error;
+pub mod fastyaml;
 #[cfg(feature = "aws")]
 pub mod from_aws;
 pub mod input;
 pub mod migrate;
+mod parallel;
 pub mod region;
 pub mod sim;
 pub mod snapshot;

@@ -50,9 +50,18 @@ pub fn build(docs: Vec<Doc>, source: &CatalogSource, now: i64) -> Result<Built, 
     };
     let mut c = Collected::default();
     let mut warnings = Vec::new();
-    for mut doc in docs {
-        doc.at.object = object_name(&doc);
-        collect(&doc, &mut snap, &mut c, &mut warnings)?;
+    let mut docs = docs;
+    for doc in &mut docs {
+        doc.at.object = object_name(doc);
+    }
+    // The many objects of a dump (pods, nodes, NodeClaims) convert on every core; the first
+    // error in document order is still the one reported.
+    let early = crate::parallel::map(&docs, convert_early);
+    for (doc, early) in docs.iter().zip(early) {
+        match early {
+            Some(e) => place(e?, &mut snap, &mut c),
+            None => collect(doc, &mut snap, &mut c, &mut warnings)?,
+        }
     }
     let all: Vec<Workload> = c.workloads.iter().map(|(w, _)| w.clone()).collect();
     for (w, at) in &c.workloads {
@@ -83,6 +92,54 @@ fn object_name(doc: &Doc) -> String {
     }
 }
 
+/// A pod, node or NodeClaim converted on its own.
+enum Early {
+    Pod(Box<kerf_engine::model::Pod>, Vec<(String, String, String)>),
+    Node(Box<kerf_engine::model::Node>),
+    NodeClaim(Box<kerf_engine::model::NodeClaim>),
+}
+
+/// Converts a pod, node or NodeClaim (`None` for any other kind).
+fn convert_early(doc: &Doc) -> Option<Result<Early, CliError>> {
+    let at = &doc.at;
+    let converted = match (doc.api_version(), doc.kind()) {
+        ("v1", "Pod") => typed::<core::Pod>(doc).and_then(|p| {
+            let ns = p
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into());
+            let owners = p.metadata.owner_references.iter().flatten();
+            let owners = owners
+                .map(|o| (ns.clone(), o.kind.clone(), o.name.clone()))
+                .collect();
+            let model = pod::pod(&p).map_err(|e| e.at(at))?;
+            Ok(Early::Pod(Box::new(model), owners))
+        }),
+        ("v1", "Node") => typed(doc).and_then(|n| {
+            let model = cluster::node(&n).map_err(|e| e.at(at))?;
+            Ok(Early::Node(Box::new(model)))
+        }),
+        ("karpenter.sh/v1", "NodeClaim") => typed(doc).and_then(|n| {
+            let model = cluster::node_claim(&n).map_err(|e| e.at(at))?;
+            Ok(Early::NodeClaim(Box::new(model)))
+        }),
+        _ => return None,
+    };
+    Some(converted)
+}
+
+fn place(e: Early, snap: &mut Snapshot, c: &mut Collected) {
+    match e {
+        Early::Pod(p, owners) => {
+            c.owners.extend(owners);
+            c.pods.push(*p);
+        }
+        Early::Node(n) => snap.nodes.push(*n),
+        Early::NodeClaim(n) => snap.node_claims.push(*n),
+    }
+}
+
 fn collect(
     doc: &Doc,
     snap: &mut Snapshot,
@@ -91,23 +148,6 @@ fn collect(
 ) -> Result<(), CliError> {
     let at = &doc.at;
     match (doc.api_version(), doc.kind()) {
-        ("v1", "Pod") => {
-            let p: core::Pod = typed(doc)?;
-            for o in p.metadata.owner_references.iter().flatten() {
-                c.owners.push((
-                    p.metadata
-                        .namespace
-                        .clone()
-                        .unwrap_or_else(|| "default".into()),
-                    o.kind.clone(),
-                    o.name.clone(),
-                ));
-            }
-            c.pods.push(pod::pod(&p).map_err(|e| e.at(at))?);
-        }
-        ("v1", "Node") => snap
-            .nodes
-            .push(cluster::node(&typed(doc)?).map_err(|e| e.at(at))?),
         ("apps/v1", "DaemonSet") => snap
             .daemon_sets
             .push(cluster::daemon_set(&typed(doc)?).map_err(|e| e.at(at))?),
@@ -178,9 +218,6 @@ fn collect(
                 .push(kerf_convert::disruption::pdb(&b).map_err(|e| e.at(at))?);
         }
         ("karpenter.sh/v1", "NodePool") => c.pools.push((typed(doc)?, at.clone())),
-        ("karpenter.sh/v1", "NodeClaim") => snap
-            .node_claims
-            .push(cluster::node_claim(&typed(doc)?).map_err(|e| e.at(at))?),
         ("karpenter.k8s.aws/v1", "EC2NodeClass") => {
             let nc: karpenter::EC2NodeClass = typed(doc)?;
             c.classes.insert(
