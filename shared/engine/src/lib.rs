@@ -20,6 +20,7 @@ pub mod taints;
 pub mod time;
 
 mod conflict;
+mod domains;
 mod finalize;
 mod fit;
 mod lpfit;

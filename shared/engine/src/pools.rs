@@ -7,6 +7,7 @@ use std::rc::Rc;
 use kerf_catalog::{CapacityType, InstanceType};
 use rustc_hash::FxHashMap;
 
+use crate::domains::Offered;
 use crate::labels;
 use crate::model::{DaemonSet, Effect, HostPort, NodePool, Snapshot, Taint};
 use crate::podreqs::{Relaxation, strict_requirements};
@@ -105,6 +106,9 @@ pub struct PoolCtx<'a> {
     pub min_values: bool,
     /// Why the pool cannot launch anything at all.
     pub unusable: Option<String>,
+    /// The zones and capacity types its types are offered in, with capacity now or not
+    /// (empty when the pool is not ready or its requirements are invalid).
+    pub offered: Rc<Offered>,
     /// The name of each resource vector slot.
     pub resource_names: Rc<[String]>,
     /// Compatible types per requirement set, shared by every packing run.
@@ -228,6 +232,7 @@ fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolC
         nodes_left: None,
         min_values: false,
         unusable: None,
+        offered: Rc::default(),
         resource_names: (0..ix.len()).map(|s| ix.name(s).to_string()).collect(),
         cache: Rc::default(),
     };
@@ -243,6 +248,12 @@ fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolC
         }
     }
     pool.min_values = pool.reqs.iter().any(|(_, r)| r.min_values.is_some());
+    let catalog = &np.catalog;
+    pool.offered = Rc::new(Offered::of(
+        &catalog.instance_types,
+        &catalog.region,
+        &pool.reqs,
+    ));
     let daemons: Vec<&DaemonSet> = snap
         .daemon_sets
         .iter()

@@ -116,7 +116,7 @@ pub fn base<'a>(
         p.shape = shape(p);
     }
     topo.seal();
-    add_universe(&mut topo, &pools, snap, overlay);
+    crate::domains::add_universe(&mut topo, &pools, snap, overlay);
     let mut demand = Res::zero(ix.len());
     for p in &pods {
         demand.add(&p.req);
@@ -340,36 +340,6 @@ fn owner_at(
         }
     } else if let Some(d) = domain_of(topo, labels, g).cloned() {
         topo.record_owner(g, &d);
-    }
-}
-
-/// Registers the domains each topology key can take, from pools and existing nodes.
-fn add_universe(topo: &mut Topology, pools: &[PoolCtx<'_>], snap: &Snapshot, overlay: Overlay<'_>) {
-    let keys: Vec<String> = topo
-        .keys()
-        .into_iter()
-        .filter(|k| *k != labels::HOSTNAME)
-        .map(str::to_string)
-        .collect();
-    for key in &keys {
-        for pool in pools.iter().filter(|p| p.unusable.is_none()) {
-            let mut vals: BTreeSet<String> = BTreeSet::new();
-            for t in 0..pool.types.len() {
-                vals.extend(crate::slots::bin_domains(pool, t, key, &pool.reqs));
-            }
-            for v in vals {
-                topo.add_domain(key, &v, &pool.np.taints);
-            }
-        }
-        for n in snap
-            .nodes
-            .iter()
-            .filter(|n| !n.deleting && !overlay.gone(&n.name))
-        {
-            if let Some(v) = n.labels.get(key) {
-                topo.add_domain(key, v, &n.taints);
-            }
-        }
     }
 }
 

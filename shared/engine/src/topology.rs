@@ -282,8 +282,32 @@ pub struct Reject(pub usize);
 impl Topology {
     /// Why group `r` rejected a placement, for people.
     pub fn describe(&self, r: Reject) -> String {
-        describe_failure(&self.groups[r.0])
+        let g = &self.groups[r.0];
+        let why = describe_failure(g);
+        match (&g.kind, self.universe.get(&g.key)) {
+            (Kind::Spread { .. }, Some(u)) if !g.is_hostname() => {
+                format!("{why} (matching pods per domain: {})", counts(g, u))
+            }
+            _ => why,
+        }
     }
+}
+
+/// At most this many domains are listed in a spread failure.
+const DOMAINS_LISTED: usize = 8;
+
+/// `domain=count` for the group's domains, the first [`DOMAINS_LISTED`] by name.
+fn counts(g: &Group, u: &Universe) -> String {
+    let mut out: Vec<String> = u
+        .domains
+        .keys()
+        .take(DOMAINS_LISTED)
+        .map(|d| format!("{d}={}", g.count(d)))
+        .collect();
+    if u.domains.len() > DOMAINS_LISTED {
+        out.push(format!("and {} more", u.domains.len() - DOMAINS_LISTED));
+    }
+    out.join(", ")
 }
 
 fn describe_failure(g: &Group) -> String {

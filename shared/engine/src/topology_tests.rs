@@ -145,3 +145,32 @@ fn namespaces_scope_selection() {
     assert!(t.groups[g].selects("prod", &labels));
     assert!(!t.groups[g].selects("dev", &labels));
 }
+
+#[test]
+fn a_spread_failure_lists_the_matching_pods_per_domain() {
+    let mut t = topo_with_zones();
+    let g = t.register(spread(1), "zone", &sel("web"), None);
+    t.record(g, Some("a"));
+    t.record(g, Some("a"));
+    t.record(g, Some("b"));
+    let r = t
+        .choose(g, true, &["a".into()], &Requirements::new(), &[])
+        .unwrap_err();
+    let why = t.describe(r);
+    assert!(
+        why.ends_with("(maxSkew 1) cannot be satisfied (matching pods per domain: a=2, b=1, c=0)"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_spread_failure_lists_at_most_eight_domains() {
+    let mut t = Topology::default();
+    for d in 0..10 {
+        t.add_domain("zone", &format!("z{d}"), &[]);
+    }
+    let g = t.register(spread(1), "zone", &sel("web"), None);
+    let why = t.describe(Reject(g));
+    assert!(why.contains("z7=0, and 2 more)"), "{why}");
+    assert!(!why.contains("z8="), "{why}");
+}

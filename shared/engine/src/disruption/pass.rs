@@ -7,7 +7,7 @@ use super::DisruptOptions;
 use super::budgets::Ledger;
 use super::candidates::{Block, Candidate, Census};
 use super::command;
-use super::simulate::{Outcome, Simulator};
+use super::simulate::{Outcome, Packing, Simulator};
 use crate::model::Snapshot;
 use crate::plan::{Disruption, Launch, Method, Nomination, PoolBudget, SkipKind, Skipped};
 
@@ -88,6 +88,11 @@ impl<'a> Pass<'a> {
 
     /// Simulates removing candidates `idx` (Karpenter's `SimulateScheduling`).
     pub fn simulate(&mut self, idx: &[usize]) -> Outcome {
+        self.simulate_packed(idx, Packing::Planned)
+    }
+
+    /// [`Pass::simulate`] packing the pods that need new nodes with `packing`.
+    pub fn simulate_packed(&mut self, idx: &[usize], packing: Packing) -> Outcome {
         self.simulations += 1;
         // Built once per pass; nodes earlier commands of the pass remove (expiration) are
         // going too.
@@ -97,7 +102,13 @@ impl<'a> Pass<'a> {
             Simulator::new(snap, going.unwrap_or_default(), opts.provisioning())
         });
         let cands: Vec<&Candidate<'_>> = idx.iter().map(|&i| &self.cands[i]).collect();
-        sim.run(&cands, &self.names)
+        sim.run(&cands, &self.names, packing)
+    }
+
+    /// True when [`Packing::FewestNodes`] packs as [`Packing::Planned`] does (cost
+    /// optimisation is off).
+    pub fn packs_fewest_nodes(&self) -> bool {
+        !self.opts.optimize_cost
     }
 
     /// Why candidate `i` may not be disrupted gracefully by `method`: already in a command,

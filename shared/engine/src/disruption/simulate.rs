@@ -27,6 +27,17 @@ pub struct Outcome {
     pub unplaced: Vec<(String, String)>,
 }
 
+/// How a simulation packs the pods that need new nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Packing {
+    /// As provisioning plans them (with cost optimisation on, the cheapest new nodes, however
+    /// many).
+    Planned,
+    /// Karpenter's packing: first fit onto existing room, then onto as few new nodes as the
+    /// largest instance types allow, each taking its cheapest fitting option.
+    FewestNodes,
+}
+
 /// The simulations of one disruption pass.
 pub struct Simulator<'a> {
     snap: &'a Snapshot,
@@ -120,7 +131,7 @@ impl<'a> Simulator<'a> {
     /// can relax an anti-affinity or spread constraint of such a pod; it then competes for
     /// room in Kerf's simulations no more than it did before.)
     fn drop_hopeless(&mut self) {
-        let plan = self.plan_removing(&[], &[], &FxHashSet::default());
+        let plan = self.plan_removing(&[], &[], &FxHashSet::default(), Packing::Planned);
         let hopeless: FxHashSet<&str> = plan.unschedulable.iter().map(|u| u.pod.as_str()).collect();
         if hopeless.is_empty() {
             return;
@@ -133,7 +144,13 @@ impl<'a> Simulator<'a> {
 
     /// The provisioning plan with `nodes` and the going nodes removed and their pods
     /// (`movable`, the going pods) placed again beside the pending pods.
-    fn plan_removing(&self, nodes: &[&str], movable: &[usize], taken: &FxHashSet<String>) -> Plan {
+    fn plan_removing(
+        &self,
+        nodes: &[&str],
+        movable: &[usize],
+        taken: &FxHashSet<String>,
+        packing: Packing,
+    ) -> Plan {
         let mut gone = self.going.clone();
         gone.extend(nodes.iter().map(|n| n.to_string()));
         gone.extend(self.closed.iter().cloned());
@@ -150,24 +167,30 @@ impl<'a> Simulator<'a> {
             moved: Some(&moved),
             cached: None,
         };
-        plan_prepared(
-            self.snap,
-            &self.prep,
-            &moved_list,
-            overlay,
-            &self.opts,
-            taken,
-        )
+        let opts = match packing {
+            Packing::Planned => self.opts.clone(),
+            Packing::FewestNodes => Options {
+                optimize_cost: false,
+                ..self.opts.clone()
+            },
+        };
+        plan_prepared(self.snap, &self.prep, &moved_list, overlay, &opts, taken)
     }
 
-    /// Simulates removing `cands`; new NodeClaims are named apart from `taken`.
-    pub fn run(&self, cands: &[&Candidate<'_>], taken: &FxHashSet<String>) -> Outcome {
+    /// Simulates removing `cands`, packing with `packing`; new NodeClaims are named apart
+    /// from `taken`.
+    pub fn run(
+        &self,
+        cands: &[&Candidate<'_>],
+        taken: &FxHashSet<String>,
+        packing: Packing,
+    ) -> Outcome {
         let nodes: Vec<&str> = cands.iter().map(|c| c.node.name.as_str()).collect();
         let movable: Vec<usize> = cands
             .iter()
             .flat_map(|c| c.movable.iter().copied())
             .collect();
-        self.run_nodes(&nodes, &movable, taken)
+        self.outcome(&nodes, &movable, taken, packing)
     }
 
     /// Simulates removing `nodes`, whose pods `movable` must be placed again.
@@ -177,7 +200,17 @@ impl<'a> Simulator<'a> {
         movable: &[usize],
         taken: &FxHashSet<String>,
     ) -> Outcome {
-        let plan = self.plan_removing(nodes, movable, taken);
+        self.outcome(nodes, movable, taken, Packing::Planned)
+    }
+
+    fn outcome(
+        &self,
+        nodes: &[&str],
+        movable: &[usize],
+        taken: &FxHashSet<String>,
+        packing: Packing,
+    ) -> Outcome {
+        let plan = self.plan_removing(nodes, movable, taken, packing);
         let keys: FxHashSet<String> = movable.iter().map(|&i| self.snap.pods[i].key()).collect();
         let waiting: Vec<(String, String)> = plan
             .nominations

@@ -1,12 +1,15 @@
 //! Consolidation: nodes whose pods fit on the other nodes are deleted; nodes whose pods fit
-//! on the others plus one strictly cheaper node are replaced by it. Multi-node consolidation
-//! searches the longest prefix of the candidates (most savings per unit of disruption first)
-//! that one command can remove, with no cap on their number; single-node consolidation then
-//! evaluates every candidate and keeps the move saving the most per unit of disruption.
+//! on the others plus one strictly cheaper node are replaced by it (when the cheapest packing
+//! of their pods needs more new nodes, Karpenter's packing onto the fewest is tried before the
+//! move is given up). Multi-node consolidation searches the longest prefix of the candidates
+//! (most savings per unit of disruption first) that one command can remove, with no cap on
+//! their number; single-node consolidation then evaluates every candidate and keeps the move
+//! saving the most per unit of disruption.
 
 use crate::disruption::candidates::{Block, Candidate};
 use crate::disruption::pass::Pass;
 use crate::disruption::replace;
+use crate::disruption::simulate::Packing;
 use crate::model::{ConsolidationPolicy, Timestamp};
 use crate::plan::{Launch, Method, Nomination, SkipKind};
 use crate::time::format_rfc3339;
@@ -115,26 +118,81 @@ pub(crate) fn compute(pass: &mut Pass<'_>, idx: &[usize]) -> Result<Move, Block>
             format!("pod {pod} would fit nowhere else: {why}"),
         ));
     }
-    let cands: Vec<&Candidate<'_>> = idx.iter().map(|&i| &pass.cands[i]).collect();
-    let launches = match out.launches.len() {
-        0 => Vec::new(),
-        1 => {
-            let mut ls = out.launches;
-            let l = ls.swap_remove(0);
-            let Some(pool) = pass.snap.node_pools.iter().find(|p| p.name == l.node_pool) else {
-                return Err((SkipKind::NoCheaperOption, "no NodePool for its pods".into()));
-            };
-            vec![replace::cheaper(l, pool, &cands, pass.opts.spot_to_spot)?]
-        }
-        n => {
-            return Err((
-                SkipKind::NoCheaperOption,
-                format!("its pods would need {n} new nodes; consolidation replaces with one"),
-            ));
-        }
+    let (launches, nominations) = match out.launches.len() {
+        0 | 1 => (replacement(pass, idx, out.launches)?, out.nominations),
+        n => on_one_new_node(pass, idx, n)?,
     };
     balanced(pass, idx, &launches)?;
-    Ok((launches, out.nominations))
+    Ok((launches, nominations))
+}
+
+/// The simulated new NodeClaim (if any) narrowed to what may replace candidates `idx`.
+fn replacement(
+    pass: &Pass<'_>,
+    idx: &[usize],
+    launches: Vec<Launch>,
+) -> Result<Vec<Launch>, Block> {
+    let Some(l) = launches.into_iter().next() else {
+        return Ok(Vec::new());
+    };
+    let Some(pool) = pass.snap.node_pools.iter().find(|p| p.name == l.node_pool) else {
+        return Err((SkipKind::NoCheaperOption, "no NodePool for its pods".into()));
+    };
+    let cands: Vec<&Candidate<'_>> = idx.iter().map(|&i| &pass.cands[i]).collect();
+    Ok(vec![replace::cheaper(
+        l,
+        pool,
+        &cands,
+        pass.opts.spot_to_spot,
+    )?])
+}
+
+/// When the cheapest packing of the candidates' pods needs `n` (two or more) new nodes,
+/// consolidation (which replaces with one) tries the packing Karpenter's scheduler makes: the
+/// room on existing nodes first, then as few new nodes as the largest instance types allow.
+/// If that needs one new node, it is the replacement when it costs less than the candidates.
+fn on_one_new_node(pass: &mut Pass<'_>, idx: &[usize], n: usize) -> Result<Move, Block> {
+    let needs = format!("its pods would need {n} new nodes");
+    let none_holds = |m: usize| {
+        (
+            SkipKind::NoCheaperOption,
+            format!(
+                "{needs}; no single new node holds them all (tried: the room on existing \
+                 nodes first, then as few new nodes as the largest instance types and the pods' \
+                 constraints allow; that still needs {m})"
+            ),
+        )
+    };
+    if pass.packs_fewest_nodes() {
+        return Err(none_holds(n));
+    }
+    if !pass.can_simulate() {
+        return Err((
+            SkipKind::Deferred,
+            format!(
+                "{needs}; packing them onto one was not tried: this pass reached its bound of {} \
+                 scheduling simulations",
+                pass.opts.max_simulations
+            ),
+        ));
+    }
+    let out = pass.simulate_packed(idx, Packing::FewestNodes);
+    if let Some((pod, why)) = out.unplaced.into_iter().next() {
+        return Err((
+            SkipKind::PodsDoNotFit,
+            format!(
+                "{needs}; packed onto the fewest nodes, pod {pod} would fit nowhere else: {why}"
+            ),
+        ));
+    }
+    match out.launches.len() {
+        0 | 1 => {
+            let launches = replacement(pass, idx, out.launches)
+                .map_err(|(kind, why)| (kind, format!("{needs}; on one new node, {why}")))?;
+            Ok((launches, out.nominations))
+        }
+        m => Err(none_holds(m)),
+    }
 }
 
 /// `Balanced` pools approve a move only when the share of the pool's cost it saves is at

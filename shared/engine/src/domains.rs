@@ -1,0 +1,102 @@
+//! The topology domains a scheduling run knows of, as Karpenter builds them: for zones and
+//! capacity types, what each NodePool's instance types are offered in (the catalog's zones,
+//! which the EC2NodeClass subnets already bound) within the pool's requirements, whether those
+//! offerings have capacity now or not; for other keys, what the pool's launchable types carry;
+//! and the labels of the nodes that stay.
+//!
+//! A zone whose offerings are all unavailable for a while (insufficient capacity) therefore
+//! stays a domain: a `DoNotSchedule` spread keeps the pods that belong there pending instead of
+//! stacking them in the other zones, and a `ScheduleAnyway` spread gives way.
+
+use std::collections::BTreeSet;
+
+use kerf_catalog::InstanceType;
+
+use crate::labels;
+use crate::model::Snapshot;
+use crate::pools::{PoolCtx, type_satisfies};
+use crate::prepare::Overlay;
+use crate::requirements::Requirements;
+use crate::topology::Topology;
+
+/// The zones and capacity types a NodePool is offered in, available now or not.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Offered {
+    pub zones: BTreeSet<String>,
+    pub capacity_types: BTreeSet<String>,
+}
+
+impl Offered {
+    /// What the catalog's types that `reqs` admit are offered in, within `reqs`.
+    pub fn of(types: &[InstanceType], region: &str, reqs: &Requirements) -> Self {
+        let mut out = Offered::default();
+        for it in types.iter().filter(|it| admits(it, region, reqs)) {
+            for o in &it.offerings {
+                let ct = o.capacity_type.as_str();
+                if allows(reqs, labels::ZONE, &o.zone) && allows(reqs, labels::CAPACITY_TYPE, ct) {
+                    out.zones.insert(o.zone.clone());
+                    out.capacity_types.insert(ct.to_string());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// True when the type's labels meet `reqs` (zone and capacity type are the offerings' concern).
+fn admits(it: &InstanceType, region: &str, reqs: &Requirements) -> bool {
+    reqs.iter().all(|(k, r)| {
+        crate::pools::NOT_OF_THE_TYPE.contains(&k.as_str()) || type_satisfies(it, region, k, r)
+    })
+}
+
+fn allows(reqs: &Requirements, key: &str, value: &str) -> bool {
+    reqs.get(key).is_none_or(|r| r.has(value))
+}
+
+/// The domains `pool` offers for `key`.
+fn pool_domains(pool: &PoolCtx<'_>, key: &str) -> BTreeSet<String> {
+    match key {
+        labels::ZONE => pool.offered.zones.clone(),
+        labels::CAPACITY_TYPE => pool.offered.capacity_types.clone(),
+        _ if pool.unusable.is_none() => (0..pool.types.len())
+            .flat_map(|t| crate::slots::bin_domains(pool, t, key, &pool.reqs))
+            .collect(),
+        _ => BTreeSet::new(),
+    }
+}
+
+/// Registers the domains each topology key can take, from pools and the nodes that stay.
+pub fn add_universe(
+    topo: &mut Topology,
+    pools: &[PoolCtx<'_>],
+    snap: &Snapshot,
+    overlay: Overlay<'_>,
+) {
+    let keys: Vec<String> = topo
+        .keys()
+        .into_iter()
+        .filter(|k| *k != labels::HOSTNAME)
+        .map(str::to_string)
+        .collect();
+    for key in &keys {
+        for pool in pools {
+            for v in pool_domains(pool, key) {
+                topo.add_domain(key, &v, &pool.np.taints);
+            }
+        }
+        for n in snap
+            .nodes
+            .iter()
+            .filter(|n| !n.deleting && !overlay.gone(&n.name))
+        {
+            if let Some(v) = n.labels.get(key) {
+                topo.add_domain(key, v, &n.taints);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "domains_tests.rs"]
+mod tests;
