@@ -26,12 +26,12 @@ use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::events::claim_event_of;
 use crate::launch::{create_claim, launch_claim};
-use crate::log::{controllers::INTERRUPTION, obj};
+use crate::log::controllers::INTERRUPTION;
 use crate::metrics::names::{
     INSTANCE_STATUS_UNHEALTHY, INTERRUPTION_QUEUE_DURATION, INTERRUPTION_RECEIVED,
 };
 use crate::ports::{Cloud, Cluster, EventType, HealthCategory, Publisher, Queue};
-use crate::retire::delete_one;
+use crate::retire::{Retirement, delete_one};
 use crate::view::View;
 
 /// The NodePool annotation opting in to replacement on a rebalance recommendation.
@@ -74,6 +74,8 @@ struct Plan {
     /// NodeClaims terminated forcefully (failed status checks): their termination deadline is
     /// now, so the drain does not wait for PDBs.
     forceful: BTreeSet<String>,
+    /// The kind of the first message asking for each NodeClaim's termination.
+    kinds: BTreeMap<String, &'static str>,
 }
 
 /// Handles a batch.
@@ -183,14 +185,17 @@ pub(crate) async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         return Ok(());
     }
     let n = ctx.settings.concurrency.max(1);
-    let (view, forceful) = (&view, &plan.forceful);
+    let (view, plan) = (&view, &plan);
     let done: Vec<(&String, &Vec<String>, Result<(), StepFailed>)> =
         stream::iter(plan.evacuate.iter().map(|(name, ids)| async move {
-            let hard = forceful.contains(name);
+            let why = Retirement::Interruption {
+                kind: plan.kinds.get(name).copied().unwrap_or_default(),
+                forceful: plan.forceful.contains(name),
+            };
             (
                 name,
                 ids,
-                terminate(ctx, termination, view, name, hard).await,
+                terminate(ctx, termination, view, name, why).await,
             )
         }))
         .buffered(n)
@@ -211,16 +216,16 @@ pub(crate) async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
 /// A step that failed and why.
 type StepFailed = (&'static str, ControlError);
 
-/// Starts the termination of one NodeClaim (its deadline first when `forceful`); the error
+/// Starts the termination of one NodeClaim (its deadline first when forceful); the error
 /// names the step that failed.
 async fn terminate<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     termination: &Q,
     view: &View,
     name: &str,
-    forceful: bool,
+    why: Retirement<'_>,
 ) -> Result<(), StepFailed> {
-    if forceful {
+    if matches!(why, Retirement::Interruption { forceful: true, .. }) {
         let now = BTreeMap::from([(
             kerf_labels::NODECLAIM_TERMINATION_TIMESTAMP.to_string(),
             claim::rfc3339(ctx.now()),
@@ -237,7 +242,7 @@ async fn terminate<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         .find(|c| claim::name(c) == name)
         .and_then(|c| claim::pool_name(c))
         .unwrap_or_default();
-    delete_one(ctx, termination, name, pool, "interrupted")
+    delete_one(ctx, termination, name, pool, why)
         .await
         .map_err(|e| ("starting termination", e))
 }
@@ -270,12 +275,6 @@ async fn decide<C: Cluster, K: Cloud, P: Publisher>(
     plan: &mut Plan,
 ) {
     let name = claim::name(c).to_string();
-    ctx.log.info(
-        INTERRUPTION,
-        "initiating delete from interruption message",
-        json!({"NodeClaim": obj(&name), "message-id": id, "messageKind": i.kind(),
-               "action": "CordonAndDrain"}),
-    );
     match i {
         Interruption::SpotInterrupted { .. } => {
             if let Some(k) = offering(c) {
@@ -305,6 +304,7 @@ async fn decide<C: Cluster, K: Cloud, P: Publisher>(
         }
         _ => {}
     }
+    plan.kinds.entry(name.clone()).or_insert(i.kind());
     plan.evacuate.entry(name).or_default().push(id.to_string());
 }
 
