@@ -6,8 +6,8 @@
 //! rebalance recommendation is an Event, and a replacement too when the NodePool opts in
 //! with `kerf.dev/rebalance: replace` and the `RebalanceReplacement` gate is on.
 //!
-//! Messages that cannot be parsed, carry no action or name instances Kerf does not manage
-//! are dropped (deleted); one whose handling hits a transient error is reported failed, so
+//! Messages that cannot be parsed, carry no action ([`super::intake`]) or name instances Kerf
+//! does not manage are dropped (deleted); one whose handling hits a transient error is reported failed, so
 //! SQS delivers it again. Handling is idempotent: a NodeClaim already deleting is left alone.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,31 +20,21 @@ use kerf_catalog::unavailable::{OfferingKey, marks};
 use kerf_engine::DisruptOptions;
 use serde_json::json;
 
-use super::events::{Interruption, parse};
+use super::events::Interruption;
+use super::intake::{Intake, Message, triage};
 use crate::claim;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::events::claim_event_of;
 use crate::launch::{create_claim, launch_claim};
 use crate::log::controllers::INTERRUPTION;
-use crate::metrics::names::{
-    INSTANCE_STATUS_UNHEALTHY, INTERRUPTION_QUEUE_DURATION, INTERRUPTION_RECEIVED,
-};
+use crate::metrics::names::INSTANCE_STATUS_UNHEALTHY;
 use crate::ports::{Cloud, Cluster, EventType, HealthCategory, Publisher, Queue};
 use crate::retire::{Retirement, delete_one};
 use crate::view::View;
 
 /// The NodePool annotation opting in to replacement on a rebalance recommendation.
 pub const REBALANCE_ANNOTATION: &str = "kerf.dev/rebalance";
-
-/// One SQS message.
-#[derive(Clone, Debug)]
-pub struct Message {
-    pub id: String,
-    pub body: String,
-    /// When SQS received it (`attributes.SentTimestamp`).
-    pub sent: Option<jiff::Timestamp>,
-}
 
 /// Options of the interruption function.
 #[derive(Clone, Debug, Default)]
@@ -85,30 +75,11 @@ pub async fn handle_batch<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     messages: &[Message],
     opts: &InterruptOptions,
 ) -> BatchReport {
-    let mut report = BatchReport::default();
-    let mut work: Vec<(&str, Interruption)> = Vec::new();
-    for m in messages {
-        if let Some(sent) = m.sent {
-            let waited = ctx.now().duration_since(sent).as_secs_f64().max(0.0);
-            ctx.metrics
-                .observe(INTERRUPTION_QUEUE_DURATION, &[], waited);
-        }
-        let kind = parse(&m.body).map_or("unknown", |e| e.interruption.kind());
-        ctx.metrics
-            .count(INTERRUPTION_RECEIVED, &[("message_type", kind)], 1.0);
-        match parse(&m.body) {
-            Ok(e) if e.interruption == Interruption::NoOp => report.deleted += 1,
-            Ok(e) => work.push((&m.id, e.interruption)),
-            Err(e) => {
-                ctx.log.warn(
-                    INTERRUPTION,
-                    "failed parsing interruption message",
-                    json!({"message-id": m.id, "error": e.to_string()}),
-                );
-                report.deleted += 1;
-            }
-        }
-    }
+    let Intake { work, dropped } = triage(&ctx.log, &ctx.metrics, ctx.now(), messages);
+    let mut report = BatchReport {
+        deleted: dropped,
+        ..BatchReport::default()
+    };
     if work.is_empty() {
         return report;
     }

@@ -3,5 +3,7 @@
 pub mod act;
 pub mod events;
 pub mod health;
+pub mod intake;
 
-pub use act::{BatchReport, InterruptOptions, Message, handle_batch};
+pub use act::{BatchReport, InterruptOptions, handle_batch};
+pub use intake::Message;
