@@ -1,15 +1,16 @@
 //! What a Karpenter user sees of an interruption: Karpenter's Events on the NodeClaim and its
 //! Node (each once per object and reason, repeats counted), the deletion logged and counted
-//! as an interruption; an event inside an SNS notification handled, and queue messages that
+//! as an interruption; a capacity-reservation interruption's reserved offering marked
+//! unavailable; an event inside an SNS notification handled, and queue messages that
 //! are no events at all dropped without a parse warning.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
-use k8s_openapi::api::core::v1::Event;
+use k8s_openapi::api::core::v1::{ConfigMap, Event};
 use kerf_control::handlers::interruption::handle;
 use kerf_control::interrupt::InterruptOptions;
 use kerf_e2e::world::claims;
-use kerf_sim::world::World;
+use kerf_sim::world::{KERF_NAMESPACE, World};
 use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 
@@ -185,4 +186,51 @@ async fn a_rebalance_recommendation_inside_an_sns_notification_is_recorded_and_n
         .filter(|x| x["message"] == "failed parsing interruption message")
         .count();
     assert_eq!(parse_warnings, 0, "no-ops are not parse failures");
+}
+
+#[tokio::test]
+async fn a_capacity_reservation_interruption_marks_the_reserved_offering_and_is_recorded() {
+    let w = spot_cluster().await;
+    let victim = claims(&w.client).await[0].clone();
+    let name = victim.metadata.name.clone().unwrap();
+    let label = |k: &str| victim.metadata.labels.as_ref().unwrap()[k].clone();
+    let reserved = format!(
+        "reserved_{}_{}",
+        label("node.kubernetes.io/instance-type"),
+        label("topology.kubernetes.io/zone")
+    );
+    let interrupted = json!({"version": "0", "id": "c-1",
+        "detail-type": "EC2 Capacity Reservation Instance Interruption Warning", "source": "aws.ec2",
+        "time": "2027-01-01T00:05:00Z", "region": "us-west-2", "resources": [],
+        "detail": {"instance-id": instance_of(&victim), "instance-action": "terminate"}});
+    let event = batch(&[("cr", interrupted.to_string())]);
+    let r = handle(
+        &w.provisioner,
+        &w.termination_queue,
+        &event,
+        &InterruptOptions::default(),
+    )
+    .await;
+    assert_eq!(r["batchItemFailures"], json!([]));
+
+    let cms: Api<ConfigMap> = Api::namespaced(w.client.clone(), KERF_NAMESPACE);
+    let cached = cms
+        .get_opt(kerf_catalog::unavailable::CONFIGMAP_NAME)
+        .await
+        .unwrap()
+        .and_then(|c| c.data)
+        .unwrap_or_default();
+    assert!(cached.contains_key(&reserved), "{reserved} in {cached:?}");
+    let reasons: Vec<(String, String)> = events_on(&w, &name)
+        .await
+        .into_iter()
+        .map(|(_, reason, type_, ..)| (reason, type_))
+        .collect();
+    assert!(
+        reasons.contains(&(
+            "CapacityReservationInstanceInterrupted".into(),
+            "Warning".into()
+        )),
+        "{reasons:?}"
+    );
 }

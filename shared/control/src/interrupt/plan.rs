@@ -1,6 +1,7 @@
 //! What a batch of interruptions asks of Kerf's NodeClaims, decided from one snapshot as
 //! Karpenter's handler decides for each NodeClaim a message names: the Events to record on it
-//! and its Node, the offering to mark unavailable, and whether to evacuate it (replacements
+//! and its Node, the offering to mark unavailable (a spot interruption's spot offering, a
+//! capacity-reservation interruption's reserved offering), and whether to evacuate it (replacements
 //! first, then its termination; forcefully after a failed status check). A NodeClaim already
 //! deleting gets its Events and marks too, and is not deleted again.
 
@@ -76,11 +77,7 @@ impl Plan {
         if let Some(n) = Notice::of(i) {
             self.events.extend(n.events(c, node));
         }
-        if let Interruption::SpotInterrupted { .. } = i
-            && let Some(k) = offering(c)
-        {
-            self.reclaimed.push(k);
-        }
+        self.reclaimed.extend(reclaimed(i, c));
         if let Interruption::InstanceUnhealthy { category, .. } = i {
             let kind = [("category", category.kind())];
             metrics.count(INSTANCE_STATUS_UNHEALTHY, &kind, 1.0);
@@ -135,16 +132,18 @@ fn instance_id(provider_id: &str) -> &str {
     provider_id.rsplit('/').next().unwrap_or(provider_id)
 }
 
-/// The offering a NodeClaim runs on.
-fn offering(c: &NodeClaim) -> Option<OfferingKey> {
-    let l = c.metadata.labels.as_ref()?;
-    let ct = match l.get(kerf_labels::CAPACITY_TYPE)?.as_str() {
-        kerf_labels::CAPACITY_TYPE_SPOT => CapacityType::Spot,
-        kerf_labels::CAPACITY_TYPE_RESERVED => CapacityType::Reserved,
-        _ => CapacityType::OnDemand,
+/// The offering an interruption takes away, as Karpenter's `markUnavailableOfferings` marks
+/// it: a spot interruption's spot offering, a capacity-reservation interruption's reserved
+/// offering, of the NodeClaim's instance type and zone.
+pub fn reclaimed(i: &Interruption, c: &NodeClaim) -> Option<OfferingKey> {
+    let capacity_type = match i {
+        Interruption::SpotInterrupted { .. } => CapacityType::Spot,
+        Interruption::CapacityReservationInterrupted { .. } => CapacityType::Reserved,
+        _ => return None,
     };
+    let l = c.metadata.labels.as_ref()?;
     Some(OfferingKey::new(
-        ct,
+        capacity_type,
         l.get(kerf_labels::INSTANCE_TYPE)?,
         l.get(kerf_labels::ZONE)?,
     ))

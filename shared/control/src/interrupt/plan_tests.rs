@@ -151,3 +151,44 @@ fn a_rebalance_recommendation_is_only_events_and_a_nodeclaim_without_node_gets_i
     );
     assert_eq!(plan.evacuate.keys().collect::<Vec<_>>(), ["booting"]);
 }
+
+#[test]
+fn a_capacity_reservation_interruption_marks_the_reserved_offering() {
+    let work = [
+        (
+            "m6",
+            Interruption::CapacityReservationInterrupted {
+                instance_id: "i-3".into(),
+                action: None,
+            },
+        ),
+        (
+            "m7",
+            Interruption::InstanceTerminated {
+                instance_id: "i-1".into(),
+                state: "shutting-down".into(),
+            },
+        ),
+    ];
+    let plan = Plan::of(
+        &snapshot(),
+        &Metrics::default(),
+        &work,
+        &InterruptOptions::default(),
+    );
+    assert_eq!(
+        plan.reclaimed,
+        [OfferingKey::new(
+            CapacityType::Reserved,
+            "m5.large",
+            "us-west-2a"
+        )],
+        "the reservation's offering, not the on-demand one the NodeClaim is labelled with; a \
+         terminating instance marks nothing"
+    );
+    assert_eq!(
+        plan.evacuate.keys().collect::<Vec<_>>(),
+        ["booting", "spot"]
+    );
+    assert_eq!(plan.kinds["booting"], "capacity_reservation_interrupted");
+}
