@@ -43,6 +43,7 @@ use kerf_catalog::CapacityType;
 use kerf_catalog::unavailable::{OfferingKey, marks};
 use kerf_control::interrupt::{InterruptOptions, Message, handle_batch};
 use kerf_control::ports::Cluster;
+use kerf_control::retire::Retirement;
 use kerf_e2e::world::{all_running, claims, getting_started_with, read};
 use kerf_sim::world::queue::SimQueue;
 use kerf_sim::world::{SimCtx, World, WorldOptions};
@@ -168,9 +169,11 @@ async fn karpenter_batch(ctx: &SimCtx, termination: &SimQueue, batch: &[Target])
         .record_unavailable(&marks(&keys, now), now)
         .await;
     let deletes = batch.iter().map(|t| async move {
-        let r =
-            kerf_control::retire::delete_one(ctx, termination, &t.claim, "default", "interrupted")
-                .await;
+        let why = Retirement::Interruption {
+            kind: "spot_interrupted",
+            forceful: false,
+        };
+        let r = kerf_control::retire::delete_one(ctx, termination, &t.claim, "default", why).await;
         tokio::time::sleep(SQS).await; // DeleteMessage
         r
     });

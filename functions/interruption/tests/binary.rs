@@ -246,7 +246,7 @@ async fn one_batch_of_every_kind_through_the_binary_on_moto() {
         .filter_map(|e| e.reason)
         .collect();
     assert!(
-        reasons.iter().any(|r| r == "RebalanceRecommendation"),
+        reasons.iter().any(|r| r == "SpotRebalanceRecommendation"),
         "{reasons:?}"
     );
     assert!(

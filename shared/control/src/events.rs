@@ -3,6 +3,7 @@
 
 use futures::StreamExt;
 use futures::stream;
+use k8s_openapi::api::core::v1::Node;
 use kerf_api::v1::NodeClaim;
 use serde_json::json;
 
@@ -58,18 +59,34 @@ pub async fn claim_event_of<C: Cluster, K: Cloud, P: Publisher>(
     message: &str,
 ) {
     let ev = EventSpec {
-        involved: InvolvedObject {
-            api_version: "karpenter.sh/v1".into(),
-            kind: "NodeClaim".into(),
-            name: claim::name(c).to_string(),
-            namespace: String::new(),
-            uid: c.metadata.uid.clone().unwrap_or_default(),
-        },
+        involved: claim_object(c),
         type_,
         reason: reason.into(),
         message: message.into(),
     };
     emit_all(ctx, vec![ev]).await;
+}
+
+/// A NodeClaim as the object of an Event.
+pub fn claim_object(c: &NodeClaim) -> InvolvedObject {
+    InvolvedObject {
+        api_version: "karpenter.sh/v1".into(),
+        kind: "NodeClaim".into(),
+        name: claim::name(c).to_string(),
+        namespace: String::new(),
+        uid: c.metadata.uid.clone().unwrap_or_default(),
+    }
+}
+
+/// A Node as the object of an Event.
+pub fn node_object(n: &Node) -> InvolvedObject {
+    InvolvedObject {
+        api_version: "v1".into(),
+        kind: "Node".into(),
+        name: n.metadata.name.clone().unwrap_or_default(),
+        namespace: String::new(),
+        uid: n.metadata.uid.clone().unwrap_or_default(),
+    }
 }
 
 /// Publishes decision events; a failure is logged.

@@ -1,14 +1,60 @@
 //! Starting a NodeClaim's termination, for every reconciler (disruption, interruption,
 //! health, progress repairs): delete the NodeClaim (the termination function drains it) and
-//! queue its termination message.
+//! queue its termination message. The [`Retirement`] says who asked, so the log line and
+//! `karpenter_nodeclaims_disrupted_total` read as the controller that decided it.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::ctx::Ctx;
 use crate::error::ControlError;
-use crate::log::{controllers::DISRUPTION, obj};
+use crate::log::controllers::{DISRUPTION, INTERRUPTION};
+use crate::log::obj;
 use crate::metrics::names::NODECLAIMS_DISRUPTED;
 use crate::ports::{Cloud, Cluster, Publisher, Queue, QueueError, TerminationMessage};
+
+/// Who retires a NodeClaim, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retirement<'a> {
+    /// A disruption command, by its reason (`underutilized`, `empty`, `drifted`, ...).
+    Disruption(&'a str),
+    /// An interruption, by its message kind (`spot_interrupted`, `instance_status`, ...);
+    /// `forceful` when the drain does not wait for PodDisruptionBudgets.
+    Interruption { kind: &'a str, forceful: bool },
+}
+
+impl Retirement<'_> {
+    /// The `reason` of `karpenter_nodeclaims_disrupted_total` (Karpenter counts an
+    /// interruption under its message kind).
+    pub fn reason(&self) -> &str {
+        match self {
+            Retirement::Disruption(reason) => reason,
+            Retirement::Interruption { kind, .. } => kind,
+        }
+    }
+
+    /// The controller, message and keys of the log line, as Karpenter's controllers write it.
+    fn log_line(&self, name: &str) -> (&'static str, &'static str, Value) {
+        match self {
+            Retirement::Disruption(reason) => (
+                DISRUPTION,
+                "deleted nodeclaim for disruption",
+                json!({"NodeClaim": obj(name), "reason": reason}),
+            ),
+            Retirement::Interruption { kind, forceful } => {
+                let action = if *forceful {
+                    "ForcefulTermination"
+                } else {
+                    "CordonAndDrain"
+                };
+                (
+                    INTERRUPTION,
+                    "initiating delete from interruption message",
+                    json!({"NodeClaim": obj(name), "messageKind": kind, "action": action}),
+                )
+            }
+        }
+    }
+}
 
 /// Queues the termination of `node_claim` (after `delay_seconds`).
 pub async fn enqueue<Q: Queue>(
@@ -27,19 +73,51 @@ pub async fn delete_one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     termination: &Q,
     name: &str,
     pool: &str,
-    reason: &str,
+    why: Retirement<'_>,
 ) -> Result<(), ControlError> {
     ctx.cluster.delete_node_claim(name, None).await?;
     enqueue(termination, name, 0).await?;
     ctx.metrics.count(
         NODECLAIMS_DISRUPTED,
-        &[("reason", reason), ("nodepool", pool)],
+        &[("reason", why.reason()), ("nodepool", pool)],
         1.0,
     );
-    ctx.log.info(
-        DISRUPTION,
-        "deleted nodeclaim for disruption",
-        json!({"NodeClaim": obj(name), "reason": reason}),
-    );
+    let (controller, message, fields) = why.log_line(name);
+    ctx.log.info(controller, message, fields);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interruption_is_logged_and_counted_as_one() {
+        let why = Retirement::Interruption {
+            kind: "spot_interrupted",
+            forceful: false,
+        };
+        assert_eq!(why.reason(), "spot_interrupted");
+        let (controller, message, fields) = why.log_line("default-x");
+        assert_eq!(controller, "interruption");
+        assert_eq!(message, "initiating delete from interruption message");
+        assert_eq!(fields["messageKind"], "spot_interrupted");
+        assert_eq!(fields["action"], "CordonAndDrain");
+        assert_eq!(fields["NodeClaim"]["name"], "default-x");
+        let forceful = Retirement::Interruption {
+            kind: "instance_status",
+            forceful: true,
+        };
+        assert_eq!(forceful.log_line("x").2["action"], "ForcefulTermination");
+    }
+
+    #[test]
+    fn a_disruption_is_logged_and_counted_under_its_reason() {
+        let why = Retirement::Disruption("underutilized");
+        assert_eq!(why.reason(), "underutilized");
+        let (controller, message, fields) = why.log_line("default-x");
+        assert_eq!(controller, "disruption");
+        assert_eq!(message, "deleted nodeclaim for disruption");
+        assert_eq!(fields["reason"], "underutilized");
+    }
 }

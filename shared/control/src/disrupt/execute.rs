@@ -241,7 +241,8 @@ pub async fn delete_candidates<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     reason: &str,
 ) -> Result<(), ControlError> {
     for (c, pool) in d.node_claims.iter().zip(&d.node_pools) {
-        crate::retire::delete_one(ctx, termination, c, pool, reason).await?;
+        let why = crate::retire::Retirement::Disruption(reason);
+        crate::retire::delete_one(ctx, termination, c, pool, why).await?;
     }
     Ok(())
 }

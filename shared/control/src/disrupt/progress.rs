@@ -24,7 +24,7 @@ use crate::error::ControlError;
 use crate::log::{controllers::DISRUPTION, obj};
 use crate::names::{DISRUPTED_TAINT, TERMINATION_FINALIZER, conditions};
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
-use crate::retire::delete_one;
+use crate::retire::{Retirement, delete_one};
 use crate::view::View;
 
 /// Annotation: when the termination of a deleting NodeClaim was last queued by a sweep.
@@ -87,14 +87,9 @@ pub async fn advance<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         if reps.len() == cmd.replacements && ready == cmd.replacements {
             for c in &live {
                 let pool = claim::pool_name(c).unwrap_or_default().to_string();
-                delete_one(
-                    ctx,
-                    termination,
-                    claim::name(c),
-                    &pool,
-                    &cmd.reason.to_ascii_lowercase(),
-                )
-                .await?;
+                let reason = cmd.reason.to_ascii_lowercase();
+                let why = Retirement::Disruption(&reason);
+                delete_one(ctx, termination, claim::name(c), &pool, why).await?;
             }
             out.finished.push(id);
         } else if reps.len() < cmd.replacements || now >= cmd.started + record::COMMAND_TIMEOUT {

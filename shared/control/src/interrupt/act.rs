@@ -1,50 +1,42 @@
 //! Acting on a batch of interruption messages, as Karpenter's interruption controller does,
-//! from one snapshot per batch: a spot interruption marks its offering unavailable; it, a
+//! from one snapshot per batch ([`super::plan`]): every message records Karpenter's Event on
+//! the NodeClaim and its Node; a spot interruption marks its offering unavailable; it, a
 //! scheduled change, a stopping or terminating instance and a capacity-reservation
 //! interruption launch replacement capacity for the node's pods at once (the engine's
-//! evacuation, the reclaimed offering left out) and start the NodeClaim's termination; a
-//! rebalance recommendation is an Event, and a replacement too when the NodePool opts in
-//! with `kerf.dev/rebalance: replace` and the `RebalanceReplacement` gate is on.
+//! evacuation, the reclaimed offering left out) and start the NodeClaim's termination
+//! (`TerminatingOnInterruption`); a rebalance recommendation is an Event, and a replacement
+//! too when the NodePool opts in with `kerf.dev/rebalance: replace` and the
+//! `RebalanceReplacement` gate is on.
 //!
-//! Messages that cannot be parsed, carry no action or name instances Kerf does not manage
-//! are dropped (deleted); one whose handling hits a transient error is reported failed, so
-//! SQS delivers it again. Handling is idempotent: a NodeClaim already deleting is left alone.
+//! Messages that cannot be parsed, carry no action ([`super::intake`]) or name instances Kerf
+//! does not manage are dropped (deleted); one whose handling hits a transient error is
+//! reported failed, so SQS delivers it again. Handling is idempotent: a NodeClaim already
+//! deleting is not deleted again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use futures::StreamExt;
 use futures::stream;
 use kerf_api::v1::NodeClaim;
-use kerf_catalog::CapacityType;
 use kerf_catalog::unavailable::{OfferingKey, marks};
 use kerf_engine::DisruptOptions;
 use serde_json::json;
 
-use super::events::{Interruption, parse};
+use super::events::Interruption;
+use super::intake::{Intake, Message, triage};
+use super::plan::Plan;
 use crate::claim;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
-use crate::events::claim_event_of;
+use crate::events::emit_all;
 use crate::launch::{create_claim, launch_claim};
-use crate::log::{controllers::INTERRUPTION, obj};
-use crate::metrics::names::{
-    INSTANCE_STATUS_UNHEALTHY, INTERRUPTION_QUEUE_DURATION, INTERRUPTION_RECEIVED,
-};
-use crate::ports::{Cloud, Cluster, EventType, HealthCategory, Publisher, Queue};
-use crate::retire::delete_one;
+use crate::log::controllers::INTERRUPTION;
+use crate::ports::{Cloud, Cluster, Publisher, Queue};
+use crate::retire::{Retirement, delete_one};
 use crate::view::View;
 
 /// The NodePool annotation opting in to replacement on a rebalance recommendation.
 pub const REBALANCE_ANNOTATION: &str = "kerf.dev/rebalance";
-
-/// One SQS message.
-#[derive(Clone, Debug)]
-pub struct Message {
-    pub id: String,
-    pub body: String,
-    /// When SQS received it (`attributes.SentTimestamp`).
-    pub sent: Option<jiff::Timestamp>,
-}
 
 /// Options of the interruption function.
 #[derive(Clone, Debug, Default)]
@@ -66,16 +58,6 @@ pub struct BatchReport {
     pub terminated: Vec<String>,
 }
 
-/// What to do for a NodeClaim, and the messages asking for it.
-#[derive(Default)]
-struct Plan {
-    evacuate: BTreeMap<String, Vec<String>>,
-    reclaimed: Vec<OfferingKey>,
-    /// NodeClaims terminated forcefully (failed status checks): their termination deadline is
-    /// now, so the drain does not wait for PDBs.
-    forceful: BTreeSet<String>,
-}
-
 /// Handles a batch.
 pub async fn handle_batch<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
@@ -83,30 +65,11 @@ pub async fn handle_batch<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     messages: &[Message],
     opts: &InterruptOptions,
 ) -> BatchReport {
-    let mut report = BatchReport::default();
-    let mut work: Vec<(&str, Interruption)> = Vec::new();
-    for m in messages {
-        if let Some(sent) = m.sent {
-            let waited = ctx.now().duration_since(sent).as_secs_f64().max(0.0);
-            ctx.metrics
-                .observe(INTERRUPTION_QUEUE_DURATION, &[], waited);
-        }
-        let kind = parse(&m.body).map_or("unknown", |e| e.interruption.kind());
-        ctx.metrics
-            .count(INTERRUPTION_RECEIVED, &[("message_type", kind)], 1.0);
-        match parse(&m.body) {
-            Ok(e) if e.interruption == Interruption::NoOp => report.deleted += 1,
-            Ok(e) => work.push((&m.id, e.interruption)),
-            Err(e) => {
-                ctx.log.warn(
-                    INTERRUPTION,
-                    "failed parsing interruption message",
-                    json!({"message-id": m.id, "error": e.to_string()}),
-                );
-                report.deleted += 1;
-            }
-        }
-    }
+    let Intake { work, dropped } = triage(&ctx.log, &ctx.metrics, ctx.now(), messages);
+    let mut report = BatchReport {
+        deleted: dropped,
+        ..BatchReport::default()
+    };
     if work.is_empty() {
         return report;
     }
@@ -134,47 +97,16 @@ pub(crate) async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     opts: &InterruptOptions,
     report: &mut BatchReport,
 ) -> Result<(), ControlError> {
-    let view = View::read_with(ctx, true).await?;
-    let by_instance: BTreeMap<&str, &NodeClaim> = view
-        .snap
-        .node_claims
-        .iter()
-        .filter_map(|c| claim::provider_id(c).map(|p| (instance_id(p), c)))
-        .collect();
-    let mut plan = Plan::default();
-    for (id, i) in work {
-        for instance in i.instance_ids() {
-            let Some(c) = by_instance.get(instance) else {
-                continue;
-            };
-            if c.metadata.deletion_timestamp.is_some() {
-                continue;
-            }
-            decide(ctx, &view, c, id, i, opts, &mut plan).await;
-        }
-    }
+    let mut view = View::read_with(ctx, true).await?;
+    let plan = Plan::of(&view.snap, &ctx.metrics, work, opts);
+    mark_unavailable(ctx, &mut view, &plan.reclaimed).await;
     if plan.evacuate.is_empty() {
+        emit_all(ctx, plan.events.clone()).await;
         return Ok(());
     }
-    let mut view = view;
-    if !plan.reclaimed.is_empty() {
-        let now = ctx.now();
-        if let Err(e) = ctx
-            .cluster
-            .record_unavailable(&marks(&plan.reclaimed, now), now)
-            .await
-        {
-            // Best effort, as for launches: this batch leaves the offerings out anyway; a
-            // later decision may offer them again, and the fleet request ranks by capacity.
-            ctx.log.warn(
-                INTERRUPTION,
-                "could not record unavailable offerings",
-                json!({"error": e.to_string()}),
-            );
-        }
-        view.mark_unavailable(&plan.reclaimed);
-    }
-    if let Err(e) = replace(ctx, &view, &plan, report).await {
+    let notices = emit_all(ctx, plan.events.clone());
+    let (_, replaced) = futures::join!(notices, Box::pin(replace(ctx, &view, &plan, report)));
+    if let Err(e) = replaced {
         // Nothing is terminated before its replacement exists: every message comes back.
         warn_failed(ctx, "launching replacements", &e);
         for ids in plan.evacuate.values() {
@@ -183,44 +115,74 @@ pub(crate) async fn act<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         return Ok(());
     }
     let n = ctx.settings.concurrency.max(1);
-    let (view, forceful) = (&view, &plan.forceful);
+    let (view, plan) = (&view, &plan);
     let done: Vec<(&String, &Vec<String>, Result<(), StepFailed>)> =
         stream::iter(plan.evacuate.iter().map(|(name, ids)| async move {
-            let hard = forceful.contains(name);
+            let why = Retirement::Interruption {
+                kind: plan.kinds.get(name).copied().unwrap_or_default(),
+                forceful: plan.forceful.contains(name),
+            };
             (
                 name,
                 ids,
-                terminate(ctx, termination, view, name, hard).await,
+                terminate(ctx, termination, view, name, why).await,
             )
         }))
         .buffered(n)
         .collect()
         .await;
+    let mut started = Vec::new();
     for (name, ids, r) in done {
         match r {
-            Ok(()) => report.terminated.push(name.clone()),
+            Ok(()) => {
+                report.terminated.push(name.clone());
+                started.extend(plan.on_termination.get(name).into_iter().flatten().cloned());
+            }
             Err((step, e)) => {
                 warn_failed(ctx, step, &e);
                 fail(report, ids);
             }
         }
     }
+    emit_all(ctx, started).await;
     Ok(())
+}
+
+/// Records `keys` unavailable in the cache and in `view` (this batch leaves them out).
+async fn mark_unavailable<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    view: &mut View,
+    keys: &[OfferingKey],
+) {
+    if keys.is_empty() {
+        return;
+    }
+    let now = ctx.now();
+    if let Err(e) = ctx.cluster.record_unavailable(&marks(keys, now), now).await {
+        // Best effort, as for launches: this batch leaves the offerings out anyway; a later
+        // decision may offer them again, and the fleet request ranks by capacity.
+        ctx.log.warn(
+            INTERRUPTION,
+            "could not record unavailable offerings",
+            json!({"error": e.to_string()}),
+        );
+    }
+    view.mark_unavailable(keys);
 }
 
 /// A step that failed and why.
 type StepFailed = (&'static str, ControlError);
 
-/// Starts the termination of one NodeClaim (its deadline first when `forceful`); the error
+/// Starts the termination of one NodeClaim (its deadline first when forceful); the error
 /// names the step that failed.
 async fn terminate<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     termination: &Q,
     view: &View,
     name: &str,
-    forceful: bool,
+    why: Retirement<'_>,
 ) -> Result<(), StepFailed> {
-    if forceful {
+    if matches!(why, Retirement::Interruption { forceful: true, .. }) {
         let now = BTreeMap::from([(
             kerf_labels::NODECLAIM_TERMINATION_TIMESTAMP.to_string(),
             claim::rfc3339(ctx.now()),
@@ -237,7 +199,7 @@ async fn terminate<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         .find(|c| claim::name(c) == name)
         .and_then(|c| claim::pool_name(c))
         .unwrap_or_default();
-    delete_one(ctx, termination, name, pool, "interrupted")
+    delete_one(ctx, termination, name, pool, why)
         .await
         .map_err(|e| ("starting termination", e))
 }
@@ -257,55 +219,6 @@ fn warn_failed<C, K, P>(ctx: &Ctx<C, K, P>, what: &str, e: &ControlError) {
         "interruption message will be retried",
         json!({"step": what, "error": e.to_string()}),
     );
-}
-
-/// What one message asks for one of Kerf's NodeClaims.
-async fn decide<C: Cluster, K: Cloud, P: Publisher>(
-    ctx: &Ctx<C, K, P>,
-    view: &View,
-    c: &NodeClaim,
-    id: &str,
-    i: &Interruption,
-    opts: &InterruptOptions,
-    plan: &mut Plan,
-) {
-    let name = claim::name(c).to_string();
-    ctx.log.info(
-        INTERRUPTION,
-        "initiating delete from interruption message",
-        json!({"NodeClaim": obj(&name), "message-id": id, "messageKind": i.kind(),
-               "action": "CordonAndDrain"}),
-    );
-    match i {
-        Interruption::SpotInterrupted { .. } => {
-            if let Some(k) = offering(c) {
-                plan.reclaimed.push(k);
-            }
-        }
-        Interruption::RebalanceRecommendation { .. } => {
-            notify_rebalance(ctx, c).await;
-            let opted = claim::pool_name(c)
-                .and_then(|p| view.pool(p))
-                .and_then(|p| p.metadata.annotations.as_ref())
-                .and_then(|a| a.get(REBALANCE_ANNOTATION))
-                .is_some_and(|v| v == "replace");
-            if !(opted && opts.rebalance_replacement) {
-                return;
-            }
-        }
-        Interruption::InstanceUnhealthy { category, .. } => {
-            ctx.metrics.count(
-                INSTANCE_STATUS_UNHEALTHY,
-                &[("category", category.kind())],
-                1.0,
-            );
-            if *category != HealthCategory::EventStatus {
-                plan.forceful.insert(name.clone());
-            }
-        }
-        _ => {}
-    }
-    plan.evacuate.entry(name).or_default().push(id.to_string());
 }
 
 /// Creates the evacuation's replacements, then launches them, each step concurrently (a mass
@@ -349,30 +262,4 @@ async fn replace<C: Cluster, K: Cloud, P: Publisher>(
         Some(e) => Err(ControlError::Invalid(e)),
         None => Ok(()),
     }
-}
-
-/// The instance id at the end of a provider ID (`aws:///zone/i-…`).
-fn instance_id(provider_id: &str) -> &str {
-    provider_id.rsplit('/').next().unwrap_or(provider_id)
-}
-
-/// The offering a NodeClaim runs on.
-fn offering(c: &NodeClaim) -> Option<OfferingKey> {
-    let l = c.metadata.labels.as_ref()?;
-    let ct = match l.get(kerf_labels::CAPACITY_TYPE)?.as_str() {
-        kerf_labels::CAPACITY_TYPE_SPOT => CapacityType::Spot,
-        kerf_labels::CAPACITY_TYPE_RESERVED => CapacityType::Reserved,
-        _ => CapacityType::OnDemand,
-    };
-    Some(OfferingKey::new(
-        ct,
-        l.get(kerf_labels::INSTANCE_TYPE)?,
-        l.get(kerf_labels::ZONE)?,
-    ))
-}
-
-/// Karpenter's `RebalanceRecommendation` Event on the node's NodeClaim.
-async fn notify_rebalance<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, c: &NodeClaim) {
-    let why = "EC2 recommends rebalancing: the instance has an elevated risk of spot interruption";
-    claim_event_of(ctx, c, EventType::Normal, "RebalanceRecommendation", why).await;
 }

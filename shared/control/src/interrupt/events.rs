@@ -1,8 +1,9 @@
 //! The interruption events Karpenter consumes, typed: spot interruption warning, rebalance
 //! recommendation, instance state change, AWS Health scheduled change for EC2 and
-//! capacity-reservation interruption, as EventBridge delivers them into SQS. Anything else is
-//! a no-op; a body that is not an EventBridge envelope, or misses a field its kind needs, is an
-//! error (such messages are logged and deleted, never retried).
+//! capacity-reservation interruption, as EventBridge delivers them into SQS. Any other event
+//! is a no-op; an event that misses a field its kind needs is an error (such messages are
+//! logged and deleted, never retried). [`super::intake`] reads what is not an EventBridge
+//! event at all.
 //!
 //! Envelope fields other than `source`, `detail-type` and `detail` are optional: moto's
 //! delivered envelopes lack `account`.
@@ -150,6 +151,17 @@ fn opt(env: &Envelope, name: &str) -> Option<String> {
 pub fn parse(body: &str) -> Result<Event, EventError> {
     let envelope: Envelope =
         serde_json::from_str(body).map_err(|e| EventError::Envelope(e.to_string()))?;
+    event(envelope)
+}
+
+/// [`parse`] of a body already read as JSON.
+pub fn parse_value(body: Value) -> Result<Event, EventError> {
+    let envelope: Envelope =
+        serde_json::from_value(body).map_err(|e| EventError::Envelope(e.to_string()))?;
+    event(envelope)
+}
+
+fn event(envelope: Envelope) -> Result<Event, EventError> {
     let interruption = classify(&envelope)?;
     Ok(Event {
         envelope,

@@ -3,5 +3,9 @@
 pub mod act;
 pub mod events;
 pub mod health;
+pub mod intake;
+pub mod notice;
+pub mod plan;
 
-pub use act::{BatchReport, InterruptOptions, Message, handle_batch};
+pub use act::{BatchReport, InterruptOptions, handle_batch};
+pub use intake::Message;

@@ -125,7 +125,7 @@ const NOTABLE: [(&str, Kind); 5] = [
     ("DisruptionTerminating", Kind::Disruption),
     ("DisruptionLaunching", Kind::Disruption),
     ("InsufficientCapacityError", Kind::Other),
-    ("RebalanceRecommendation", Kind::Interruption),
+    ("SpotRebalanceRecommendation", Kind::Interruption),
     ("FailedDraining", Kind::Other),
 ];
 
