@@ -59,6 +59,16 @@ fn recorded(events: &[EventSpec]) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// The batch's plan against the test snapshot, with no metrics and the default options.
+fn plan_of(work: &[(&str, Interruption)]) -> Plan {
+    Plan::of(
+        &snapshot(),
+        &Metrics::default(),
+        work,
+        &InterruptOptions::default(),
+    )
+}
+
 fn row(kind: &str, name: &str, reason: &str) -> (String, String, String) {
     (kind.into(), name.into(), reason.into())
 }
@@ -66,12 +76,7 @@ fn row(kind: &str, name: &str, reason: &str) -> (String, String, String) {
 #[test]
 fn a_spot_warning_records_its_events_on_both_objects_once_and_evacuates() {
     let work = [("m1", spot("i-1")), ("m1-again", spot("i-1"))];
-    let plan = Plan::of(
-        &snapshot(),
-        &Metrics::default(),
-        &work,
-        &InterruptOptions::default(),
-    );
+    let plan = plan_of(&work);
     assert_eq!(
         recorded(&plan.events),
         [
@@ -93,12 +98,7 @@ fn a_spot_warning_records_its_events_on_both_objects_once_and_evacuates() {
 #[test]
 fn a_nodeclaim_already_deleting_gets_its_events_and_marks_but_no_second_deletion() {
     let work = [("m2", spot("i-2"))];
-    let plan = Plan::of(
-        &snapshot(),
-        &Metrics::default(),
-        &work,
-        &InterruptOptions::default(),
-    );
+    let plan = plan_of(&work);
     assert_eq!(
         recorded(&plan.events),
         [
@@ -135,12 +135,7 @@ fn a_rebalance_recommendation_is_only_events_and_a_nodeclaim_without_node_gets_i
         ),
         ("m5", spot("i-0000000000dead")),
     ];
-    let plan = Plan::of(
-        &snapshot(),
-        &Metrics::default(),
-        &work,
-        &InterruptOptions::default(),
-    );
+    let plan = plan_of(&work);
     assert_eq!(
         recorded(&plan.events),
         [
@@ -170,12 +165,7 @@ fn a_capacity_reservation_interruption_marks_the_reserved_offering() {
             },
         ),
     ];
-    let plan = Plan::of(
-        &snapshot(),
-        &Metrics::default(),
-        &work,
-        &InterruptOptions::default(),
-    );
+    let plan = plan_of(&work);
     assert_eq!(
         plan.reclaimed,
         [OfferingKey::new(
