@@ -42,6 +42,18 @@ async fn events_on(w: &World, name: &str) -> Vec<(String, String, String, String
     out
 }
 
+/// The cluster's first NodeClaim, its name and its node's name.
+async fn first_claim(w: &World) -> (kerf_api::v1::NodeClaim, String, String) {
+    let victim = claims(&w.client).await[0].clone();
+    let name = victim.metadata.name.clone().unwrap();
+    let node = victim
+        .status
+        .as_ref()
+        .and_then(|s| s.node_name.clone())
+        .unwrap();
+    (victim, name, node)
+}
+
 fn ev(
     kind: &str,
     reason: &str,
@@ -61,13 +73,7 @@ fn ev(
 #[tokio::test]
 async fn a_spot_warning_is_recorded_on_the_node_and_the_nodeclaim_and_logged_as_an_interruption() {
     let w = spot_cluster().await;
-    let victim = claims(&w.client).await[0].clone();
-    let name = victim.metadata.name.clone().unwrap();
-    let node = victim
-        .status
-        .as_ref()
-        .and_then(|s| s.node_name.clone())
-        .unwrap();
+    let (victim, name, node) = first_claim(&w).await;
     let event = batch(&[("m1", spot_warning(&instance_of(&victim)))]);
     let opts = InterruptOptions::default();
     let r = handle(&w.provisioner, &w.termination_queue, &event, &opts).await;
@@ -128,13 +134,7 @@ async fn a_spot_warning_is_recorded_on_the_node_and_the_nodeclaim_and_logged_as_
 #[tokio::test]
 async fn a_rebalance_recommendation_inside_an_sns_notification_is_recorded_and_no_ops_stay_quiet() {
     let w = spot_cluster().await;
-    let victim = claims(&w.client).await[0].clone();
-    let name = victim.metadata.name.clone().unwrap();
-    let node = victim
-        .status
-        .as_ref()
-        .and_then(|s| s.node_name.clone())
-        .unwrap();
+    let (victim, name, node) = first_claim(&w).await;
     let rebalance = json!({"version": "0", "id": "r-1", "detail-type": "EC2 Instance Rebalance Recommendation",
         "source": "aws.ec2", "time": "2027-01-01T00:05:00Z", "region": "us-west-2", "resources": [],
         "detail": {"instance-id": instance_of(&victim)}});
