@@ -79,7 +79,8 @@ for t in $(cargo fuzz list); do
   status=0
   cargo fuzz run "${FLAGS[@]}" "$t" "fuzz/corpus/$t" "$seeds/$t" -- \
     -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 >"$log" 2>&1 || status=$?
-  runs=$(grep -o 'Done [0-9]* runs' "$log" | awk '{print $2}' | tail -1)
+  # A target that fails prints no `Done` line: no count, and the failure below.
+  runs=$(grep -o 'Done [0-9]* runs' "$log" | awk '{print $2}' | tail -1 || true)
   findings=$(find "fuzz/artifacts/$t" -type f 2>/dev/null | wc -l)
   printf "%-22s %12s %10s\n" "$t" "${runs:-?}" "$findings"
   if [ "$status" != 0 ]; then

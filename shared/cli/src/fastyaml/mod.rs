@@ -106,6 +106,10 @@ fn split(text: &str) -> Option<Vec<(bool, &str)>> {
     Some(docs)
 }
 
+/// The longest key (in bytes, colon included) this reader takes: below YAML's limit of 1024
+/// characters for an implicit key, whatever the characters' width.
+const LONGEST_KEY: usize = 1000;
+
 /// A line: its indentation (spaces) and the rest, without trailing spaces.
 #[derive(Clone, Copy, Debug)]
 struct Line<'a> {
@@ -166,8 +170,9 @@ impl<'a> Parser<'a> {
                 continue;
             }
             // Indentation is spaces only: a tab makes the line one no node takes, so the
-            // caller finds content it cannot place.
-            let indent = if body.starts_with('\t') {
+            // caller finds content it cannot place. So does a tab in trailing white space,
+            // which YAML refuses after an indicator (`-\t`, `key:\t`).
+            let indent = if body.starts_with('\t') || body[trimmed.len()..].contains('\t') {
                 usize::MAX
             } else {
                 raw.len() - body.len()
@@ -199,7 +204,8 @@ impl<'a> Parser<'a> {
     /// A node whose first line is at `indent`.
     fn node(&mut self, indent: usize) -> Option<()> {
         let line = self.peek()?;
-        if line.indent != indent {
+        // A tab-indented line (`usize::MAX`) or one of tabs only belongs to no node.
+        if line.indent != indent || line.indent == usize::MAX || line.body.is_empty() {
             return None;
         }
         if is_item(line.body) {
@@ -307,7 +313,7 @@ impl<'a> Parser<'a> {
 
     /// A mapping key: its text and the rest of the line after the colon.
     fn key(&self, body: &'a str) -> Option<(Cow<'a, str>, &'a str)> {
-        let (key, after) = match body.as_bytes()[0] {
+        let (key, after) = match *body.as_bytes().first()? {
             b'"' => map_owned(double_quoted(body)?),
             b'\'' => map_owned(single_quoted(body)?),
             _ => {
@@ -320,12 +326,17 @@ impl<'a> Parser<'a> {
             }
         };
         let after = after.trim_start_matches(' ').strip_prefix(':')?;
+        // YAML limits an implicit key to 1024 characters up to its colon; long keys are left
+        // to the full reader, which decides where that limit falls.
+        if body.len() - after.len() > LONGEST_KEY {
+            return None;
+        }
         (after.is_empty() || after.starts_with(' ')).then_some((key, after))
     }
 
     /// A value that starts on the current line (`s`) of a node at `indent`.
     fn value(&mut self, s: &'a str, indent: usize) -> Option<()> {
-        match s.as_bytes()[0] {
+        match *s.as_bytes().first()? {
             b'"' | b'\'' => {
                 let (v, rest) = if s.starts_with('"') {
                     double_quoted(s)?

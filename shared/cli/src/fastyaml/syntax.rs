@@ -17,9 +17,9 @@ pub(super) fn is_item(body: &str) -> bool {
 
 /// Whether a line's content is a mapping entry (`key:` with a plain or quoted key).
 pub(super) fn is_entry(body: &str) -> bool {
-    let quoted = match body.as_bytes()[0] {
-        b'"' => double_quoted(body),
-        b'\'' => single_quoted(body),
+    let quoted = match body.as_bytes().first() {
+        Some(b'"') => double_quoted(body),
+        Some(b'\'') => single_quoted(body),
         _ => return key_end(body).is_some(),
     };
     quoted.is_some_and(|(_, after)| {

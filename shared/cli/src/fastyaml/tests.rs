@@ -222,8 +222,42 @@ fn every_tricky_scalar_reads_the_same_or_is_left_to_the_full_reader() {
     }
 }
 
+/// Keys around YAML's limit of 1024 characters for an implicit key, plain and quoted, at the
+/// top and inside a sequence item.
+#[test]
+fn long_keys_read_the_same_or_are_left_to_the_full_reader() {
+    for n in [990, 999, 1000, 1020, 1023, 1024, 1025, 1100] {
+        let plain = "k".repeat(n);
+        let quoted = format!("\"{}\"", "q".repeat(n));
+        for key in [&plain, &quoted] {
+            for text in [format!("{key}: v\n"), format!("- {key}: v\n  b: 1\n")] {
+                if full(&text).is_some() {
+                    agrees(&text);
+                } else {
+                    assert!(documents(&text).is_none(), "read a key YAML refuses: {n}");
+                }
+            }
+        }
+    }
+}
+
 const SHAPES: &[&str] = &[
     "",
+    "\t\t\t",
+    "\t\t\t\n",
+    "a: 1\n\t\t\n",
+    "a:\n\t\n  b: 1\n",
+    "- a\n\t\n",
+    "\t\n- a\n",
+    "#\n-\t\t\n",
+    "-\t\n",
+    "- \t\n",
+    "k:\t\n",
+    "k: \t\n",
+    "- a\t\n",
+    "k: v\t\n",
+    "a:\n  -\t\n  - b\n",
+    "a:\n- b: 1\t\n",
     "# only\n",
     "---\n",
     "---\n---\n",
