@@ -390,7 +390,7 @@ fn apply_limits(pool: &mut PoolCtx<'_>, snap: &Snapshot, ix: &ResIndex) {
             nodes += 1;
         }
     }
-    let mut remaining = Res(vec![i64::MAX; ix.len()]);
+    let mut remaining = Res::filled(ix.len(), i64::MAX);
     for (k, v) in &limits.0 {
         if k == "nodes" {
             pool.nodes_left = Some(v / 1000 - nodes);

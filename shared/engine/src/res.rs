@@ -3,6 +3,7 @@
 
 use kerf_catalog::Resources;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 /// Maps resource names to vector slots. `cpu`, `memory` and `pods` always come first.
 #[derive(Clone, Debug)]
@@ -81,13 +82,24 @@ impl Default for ResIndex {
     }
 }
 
-/// A resource vector in milli-units, indexed by [`ResIndex`] slots.
+/// The dimensions a resource vector holds without a heap allocation: cpu, memory, pods,
+/// ephemeral storage and a few extended resources.
+const INLINE: usize = 8;
+
+/// A resource vector in milli-units, indexed by [`ResIndex`] slots. Held inline (up to
+/// [`INLINE`] dimensions), so checking a pod against thousands of nodes reads their resources
+/// where the nodes are instead of chasing a pointer per node.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Res(pub Vec<i64>);
+pub struct Res(pub SmallVec<[i64; INLINE]>);
 
 impl Res {
     pub fn zero(n: usize) -> Self {
-        Res(vec![0; n])
+        Res::filled(n, 0)
+    }
+
+    /// `n` dimensions of `v`.
+    pub fn filled(n: usize, v: i64) -> Self {
+        Res(smallvec::smallvec![v; n])
     }
 
     pub fn add(&mut self, o: &Res) {
