@@ -73,3 +73,7 @@ pub fn limits(snap: &Snapshot, warn: Warn<'_>) -> BTreeMap<String, BTreeMap<Stri
     }
     out
 }
+
+#[cfg(test)]
+#[path = "volumes_tests.rs"]
+mod tests;

@@ -127,7 +127,10 @@ pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, C
         ("storageclasses", scs.1),
         ("csinodes", csis.1),
     ] {
-        s.resource_versions.insert(k, rv);
+        // A storage collection the server does not serve has no version.
+        if !rv.is_empty() {
+            s.resource_versions.insert(k, rv);
+        }
     }
     Ok(s)
 }
