@@ -134,6 +134,7 @@ def from_ec2(info):
         rec["instanceStorage"] = {
             "totalGB": storage["TotalSizeInGB"],
             "nvme": storage.get("NvmeSupport") in ("required", "supported"),
+            "disks": sum(d.get("Count", 0) for d in storage.get("Disks", [])),
         }
     put(rec, "usageClasses", info.get("SupportedUsageClasses"), ["on-demand", "spot"])
     return rec

@@ -27,7 +27,17 @@ fn storage(s: &InstanceStorageInfo) -> Option<InstanceStorage> {
     let nvme = s
         .nvme_support()
         .is_some_and(|n| matches!(n.as_str(), "required" | "supported"));
-    Some(InstanceStorage { total_gb, nvme })
+    let disks = s
+        .disks()
+        .iter()
+        .filter_map(|d| d.count())
+        .filter_map(|c| u32::try_from(c).ok())
+        .sum();
+    Some(InstanceStorage {
+        total_gb,
+        nvme,
+        disks: Some(disks),
+    })
 }
 
 fn gpus(info: &InstanceTypeInfo) -> Vec<Gpu> {

@@ -39,6 +39,7 @@ pub fn instance_type(
         overhead,
         allocatable,
         offerings: offerings(spec, zones, prices, compatible(spec, settings.ami_family)),
+        ebs_volume_limit: crate::volumes::ebs_volume_limit(spec),
     })
 }
 
@@ -252,6 +253,7 @@ mod tests {
         d.instance_storage = Some(InstanceStorage {
             total_gb: 75,
             nvme: true,
+            disks: Some(1),
         });
         s.instance_store_policy = Some(InstanceStorePolicy::RAID0);
         let it = build(&d, &s);

@@ -24,6 +24,9 @@ struct FileInstanceType {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     capacity: Option<BTreeMap<String, String>>,
     offerings: Vec<Offering>,
+    /// Optional: EBS volumes pods may attach to one node of the type (no limit when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ebs_volume_limit: Option<u32>,
 }
 
 /// Parses a catalog file.
@@ -76,6 +79,7 @@ fn from_file_type(it: FileInstanceType) -> Result<InstanceType, CatalogError> {
         overhead: Overhead::default(),
         allocatable,
         offerings: it.offerings,
+        ebs_volume_limit: it.ebs_volume_limit,
     })
 }
 
@@ -92,6 +96,7 @@ pub fn to_json(c: &Catalog) -> String {
                 allocatable: it.allocatable.to_strings(),
                 capacity: Some(it.capacity.to_strings()),
                 offerings: it.offerings.clone(),
+                ebs_volume_limit: it.ebs_volume_limit,
             })
             .collect(),
     };

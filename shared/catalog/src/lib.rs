@@ -18,6 +18,7 @@ pub mod settings;
 pub mod spec;
 pub mod table;
 pub mod unavailable;
+pub mod volumes;
 
 pub use build::instance_type;
 pub use bundled::{bundled, bundled_regions};
@@ -131,6 +132,9 @@ pub struct InstanceType {
     /// What pods may use: capacity minus overhead.
     pub allocatable: Resources,
     pub offerings: Vec<Offering>,
+    /// How many EBS volumes a node of this type can attach for pods (the EBS CSI driver's
+    /// rule, see [`volumes`]); `None` when the catalog does not know.
+    pub ebs_volume_limit: Option<u32>,
 }
 
 impl InstanceType {

@@ -54,6 +54,9 @@ pub struct InstanceStorage {
     pub total_gb: u64,
     /// NVMe `required` or `supported`.
     pub nvme: bool,
+    /// Number of instance-store disks (`Disks[].Count` summed); `None` when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disks: Option<u32>,
 }
 
 /// The EC2 spec of one instance type.

@@ -30,6 +30,7 @@ fn catalog() -> Catalog {
             capacity: Default::default(),
             overhead: Default::default(),
             allocatable: Default::default(),
+            ebs_volume_limit: None,
             offerings: vec![
                 offering("us-west-2a", CapacityType::Spot),
                 offering("us-west-2a", CapacityType::OnDemand),

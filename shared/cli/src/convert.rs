@@ -1,7 +1,7 @@
 //! Reads input documents into typed objects, naming the field on failure. The conversion of
 //! those objects into the engine's model is `kerf_convert`, shared with the control layer.
 
-pub use kerf_convert::{cluster, pod, workload};
+pub use kerf_convert::{cluster, pod, volumes, workload};
 
 use serde::de::DeserializeOwned;
 

@@ -6,12 +6,14 @@ use std::sync::Arc;
 
 use k8s_openapi::api::{
     apps::v1 as apps, batch::v1 as batch, core::v1 as core, policy::v1 as policy,
+    storage::v1 as storage,
 };
 use kerf_api::v1 as karpenter;
 use kerf_catalog::Catalog;
 use kerf_catalog::settings::NodeClassSettings;
 use kerf_engine::Snapshot;
 
+use crate::convert::volumes::{ClaimRef, Storage, claim_refs, csi_limits};
 use crate::convert::workload::{Workload, expand, has_pods};
 use crate::convert::{cluster, pod, typed};
 use crate::error::{CliError, FieldError, Locate, Location};
@@ -36,6 +38,11 @@ pub struct Built {
 #[derive(Default)]
 struct Collected {
     pods: Vec<kerf_engine::model::Pod>,
+    /// The claims each pod's volumes use (in `pods` order).
+    claims: Vec<Vec<ClaimRef>>,
+    storage: Storage,
+    /// CSINode attach limits by node name.
+    limits: BTreeMap<String, BTreeMap<String, u32>>,
     owners: Vec<(String, String, String)>,
     workloads: Vec<(Workload, Location)>,
     pools: Vec<(karpenter::NodePool, Location)>,
@@ -70,9 +77,21 @@ pub fn build(docs: Vec<Doc>, source: &CatalogSource, now: i64) -> Result<Built, 
                 .as_ref()
                 .is_some_and(|o| all.iter().any(|d| d.kind == "Deployment" && &d.name == o));
         if !covered && !has_pods(w, &c.owners, &all) {
-            c.pods.extend(expand(w).map_err(|e| e.at(at))?);
+            let pods = expand(w).map_err(|e| e.at(at))?;
+            let spec = w.template.spec.as_ref();
+            c.claims.extend(
+                pods.iter()
+                    .map(|p| spec.map(|s| claim_refs(s, &p.name)).unwrap_or_default()),
+            );
+            c.pods.extend(pods);
         }
     }
+    for (p, refs) in c.pods.iter_mut().zip(&c.claims) {
+        if !refs.is_empty() {
+            c.storage.resolve(p, refs);
+        }
+    }
+    kerf_convert::volumes::apply_limits(&mut snap.nodes, &c.limits);
     snap.pods = c.pods;
     snap.node_pools = pools(&c.pools, &c.classes, source, &mut warnings)?;
     for (nc, at) in c.classes.values() {
@@ -94,7 +113,11 @@ fn object_name(doc: &Doc) -> String {
 
 /// A pod, node or NodeClaim converted on its own.
 enum Early {
-    Pod(Box<kerf_engine::model::Pod>, Vec<(String, String, String)>),
+    Pod(
+        Box<kerf_engine::model::Pod>,
+        Vec<(String, String, String)>,
+        Vec<ClaimRef>,
+    ),
     Node(Box<kerf_engine::model::Node>),
     NodeClaim(Box<kerf_engine::model::NodeClaim>),
 }
@@ -114,7 +137,12 @@ fn convert_early(doc: &Doc) -> Option<Result<Early, CliError>> {
                 .map(|o| (ns.clone(), o.kind.clone(), o.name.clone()))
                 .collect();
             let model = pod::pod(&p).map_err(|e| e.at(at))?;
-            Ok(Early::Pod(Box::new(model), owners))
+            let claims = p
+                .spec
+                .as_ref()
+                .map(|s| claim_refs(s, &model.name))
+                .unwrap_or_default();
+            Ok(Early::Pod(Box::new(model), owners, claims))
         }),
         ("v1", "Node") => typed(doc).and_then(|n| {
             let model = cluster::node(&n).map_err(|e| e.at(at))?;
@@ -131,9 +159,10 @@ fn convert_early(doc: &Doc) -> Option<Result<Early, CliError>> {
 
 fn place(e: Early, snap: &mut Snapshot, c: &mut Collected) {
     match e {
-        Early::Pod(p, owners) => {
+        Early::Pod(p, owners, claims) => {
             c.owners.extend(owners);
             c.pods.push(*p);
+            c.claims.push(claims);
         }
         Early::Node(n) => snap.nodes.push(*n),
         Early::NodeClaim(n) => snap.node_claims.push(*n),
@@ -218,6 +247,23 @@ fn collect(
                 .push(kerf_convert::disruption::pdb(&b).map_err(|e| e.at(at))?);
         }
         ("karpenter.sh/v1", "NodePool") => c.pools.push((typed(doc)?, at.clone())),
+        ("v1", "PersistentVolumeClaim") => {
+            let pvc: core::PersistentVolumeClaim = typed(doc)?;
+            c.storage.add_claim(&pvc).map_err(|e| e.at(at))?;
+        }
+        ("v1", "PersistentVolume") => {
+            let pv: core::PersistentVolume = typed(doc)?;
+            c.storage.add_volume(&pv).map_err(|e| e.at(at))?;
+        }
+        ("storage.k8s.io/v1", "StorageClass") => {
+            let sc: storage::StorageClass = typed(doc)?;
+            c.storage.add_class(&sc).map_err(|e| e.at(at))?;
+        }
+        ("storage.k8s.io/v1", "CSINode") => {
+            let cn: storage::CSINode = typed(doc)?;
+            let (node, limits) = csi_limits(&cn).map_err(|e| e.at(at))?;
+            c.limits.insert(node, limits);
+        }
         ("karpenter.k8s.aws/v1", "EC2NodeClass") => {
             let nc: karpenter::EC2NodeClass = typed(doc)?;
             c.classes.insert(

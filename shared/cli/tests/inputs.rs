@@ -64,6 +64,47 @@ fn an_unknown_nodepool_operator_names_the_field() {
 }
 
 #[test]
+fn bad_storage_objects_name_file_object_and_field() {
+    let class = json!({
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "gp3"}, "provisioner": "ebs.csi.aws.com",
+        "volumeBindingMode": "Eventually",
+    });
+    let e = plan_err(&yaml(&[pool("default"), class]));
+    assert!(
+        e.contains("scenario.yaml") && e.contains("StorageClass/gp3"),
+        "{e}"
+    );
+    assert!(
+        e.contains("volumeBindingMode") && e.contains("Eventually"),
+        "{e}"
+    );
+    let volume = json!({
+        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},
+        "spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "topology.kubernetes.io/zone", "operator": "Near", "values": ["a"]}
+        ]}]}}},
+    });
+    let e = plan_err(&yaml(&[volume]));
+    assert!(
+        e.contains("PersistentVolume/pv-1")
+            && e.contains("spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0]")
+            && e.contains("Near"),
+        "{e}"
+    );
+    let csinode = json!({
+        "apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n1"},
+        "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-1",
+            "allocatable": {"count": -2}}]},
+    });
+    let e = plan_err(&yaml(&[csinode]));
+    assert!(
+        e.contains("CSINode/n1") && e.contains("spec.drivers[0].allocatable.count"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_wrongly_typed_field_names_its_path() {
     let mut pd = pod("p", "1", "1Gi");
     pd["spec"]["containers"] = json!("not-a-list");

@@ -32,4 +32,5 @@ pub mod retire;
 pub mod terminate;
 pub mod timers;
 pub mod view;
+pub mod volumes;
 pub mod webhook;

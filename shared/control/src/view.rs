@@ -141,6 +141,7 @@ impl View {
             ..Default::default()
         };
         let mut invalid = Vec::new();
+        let storage = crate::volumes::storage(&self.snap, &warn);
         for p in &self.snap.pods {
             let bound = p
                 .spec
@@ -151,7 +152,10 @@ impl View {
                 continue;
             }
             match pod::pod(p) {
-                Ok(ep) => s.pods.push(ep),
+                Ok(mut ep) => {
+                    crate::volumes::resolve(&storage, p, &mut ep);
+                    s.pods.push(ep);
+                }
                 Err(e) if !bound => invalid.push(Unschedulable {
                     pod: key(p),
                     reason: format!("invalid pod: {e}"),
@@ -166,6 +170,10 @@ impl View {
                 Err(e) => warn("Node", n.metadata.name.as_deref().unwrap_or_default(), &e),
             }
         }
+        kerf_convert::volumes::apply_limits(
+            &mut s.nodes,
+            &crate::volumes::limits(&self.snap, &warn),
+        );
         for c in &self.snap.node_claims {
             match cluster::node_claim(c) {
                 Ok(x) => s.node_claims.push(x),

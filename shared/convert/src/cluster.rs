@@ -34,6 +34,7 @@ pub fn node(n: &core::Node) -> Result<Node, FieldError> {
         provider_id: spec.provider_id.unwrap_or_default(),
         annotations: n.metadata.annotations.clone().unwrap_or_default(),
         ready: crate::disruption::node_ready(n),
+        volume_limits: BTreeMap::new(),
     })
 }
 

@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod disruption;
 pub mod hash;
 pub mod pod;
+pub mod volumes;
 pub mod workload;
 
 pub use hash::{nodeclass_hash, nodepool_hash};

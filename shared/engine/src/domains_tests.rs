@@ -35,6 +35,7 @@ fn instance_type(name: &str, offerings: Vec<Offering>) -> InstanceType {
         capacity: res(4000),
         overhead: Default::default(),
         allocatable: res(4000),
+        ebs_volume_limit: None,
         offerings,
     }
 }

@@ -172,6 +172,7 @@ fn launch(
 fn option_fits(pc: &PoolCtx<'_>, t: &TypeCtx<'_>, slot: &Slot, used: &Res, charge: &Res) -> bool {
     fits_with_daemons(t, used)
         && !ports_conflict(&t.ds_ports, &slot.host_ports)
+        && crate::volumes::type_holds(t.it, &slot.attached)
         && pc.within_charge(&t.capacity, charge)
 }
 

@@ -40,6 +40,7 @@ pub fn check(
     if !slot.free.fits(&p.req)
         || first_untolerated(&slot.taints, a.tolerations, a.tolerate_prefer).is_some()
         || ports_conflict(&slot.host_ports, &p.pod.spec.host_ports)
+        || !crate::volumes::attach_fits(&p.pod.volumes.attached, slot, pools)
     {
         return None;
     }
@@ -171,6 +172,7 @@ pub fn commit(
     slot.free.sub(&p.req);
     slot.host_ports
         .extend(p.pod.spec.host_ports.iter().cloned());
+    crate::volumes::attach(&mut slot.attached, &p.pod.volumes.attached);
     let changed = fit.merged.is_some();
     if let Some(m) = fit.merged {
         slot.reqs = m;

@@ -32,6 +32,7 @@ mod res;
 mod scheduler;
 mod slots;
 mod topology;
+mod volumes;
 
 pub use disruption::{
     DisruptOptions, Recorded, Rejection, allowed_disruptions, consolidatable, disrupt, due_moments,
@@ -232,7 +233,10 @@ fn reject_reason(p: &model::Pod) -> Option<(ReasonKind, String)> {
             "requires karpenter.sh/nodepool DoesNotExist: not managed by Kerf".into(),
         ));
     }
-    None
+    p.volumes
+        .wait
+        .as_ref()
+        .map(|w| (ReasonKind::VolumeNotReady, w.to_string()))
 }
 
 /// Every resource name the snapshot mentions, so vectors line up.

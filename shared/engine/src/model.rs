@@ -2,10 +2,14 @@
 //! and the instance catalog. Nothing here talks to anything.
 
 mod disruption;
+mod volumes;
 
 pub use disruption::{
     Ami, Budget, BudgetNodes, Condition, ConditionStatus, ConsolidationPolicy, DisruptionReason,
     NodeClass, OwnerKind, Pdb, PoolDisruption,
+};
+pub use volumes::{
+    AttachedVolume, EBS_CSI_DRIVER, PodVolumes, VolumeTopology, VolumeWait, VolumeWaitKind,
 };
 
 use std::collections::BTreeMap;
@@ -153,6 +157,8 @@ pub struct Pod {
     pub owner: OwnerKind,
     /// A mirror pod (created by the kubelet from a static manifest).
     pub mirror: bool,
+    /// Its persistent volumes' topology, attachments and readiness.
+    pub volumes: PodVolumes,
 }
 
 impl Default for Pod {
@@ -175,6 +181,7 @@ impl Default for Pod {
             ready: true,
             owner: OwnerKind::None,
             mirror: false,
+            volumes: PodVolumes::default(),
         }
     }
 }
@@ -212,6 +219,9 @@ pub struct Node {
     pub annotations: BTreeMap<String, String>,
     /// The `Ready` condition is True (nodes reporting no conditions count as ready).
     pub ready: bool,
+    /// CSI attach limits by driver (its CSINode's `allocatable.count`); a driver not listed
+    /// has no limit.
+    pub volume_limits: BTreeMap<String, u32>,
 }
 
 impl Default for Node {
@@ -227,6 +237,7 @@ impl Default for Node {
             provider_id: String::new(),
             annotations: BTreeMap::new(),
             ready: true,
+            volume_limits: BTreeMap::new(),
         }
     }
 }

@@ -79,7 +79,8 @@ fn open_in(
             return Err("minValues cannot be satisfied".into());
         }
     }
-    let target = pick(policy, pool, &cands, demand);
+    let ebs = !p.pod.volumes.attached.is_empty();
+    let target = pick(policy, pool, &cands, demand, ebs);
     let t = &pool.types[target];
     Ok(Slot {
         kind: SlotKind::Bin { pool: pi, target },
@@ -92,6 +93,8 @@ fn open_in(
         host_owners: Vec::new(),
         pods: Vec::new(),
         collapsed: Vec::new(),
+        attached: Vec::new(),
+        volume_limits: None,
     })
 }
 
@@ -113,6 +116,7 @@ fn candidates(
         .filter(|&(t, _)| {
             pool.types[t].usable.fits(&p.req)
                 && !ports_conflict(&pool.types[t].ds_ports, &p.pod.spec.host_ports)
+                && crate::volumes::pod_holds(pool.types[t].it, &p.pod.volumes.attached)
         })
         .collect();
     if fitting.is_empty() {
@@ -263,13 +267,24 @@ fn retain_offered(
     }
 }
 
-/// Chooses the instance type a new claim is sized for.
-fn pick(policy: Policy, pool: &PoolCtx<'_>, cands: &[(usize, f64)], demand: &Res) -> usize {
+/// Chooses the instance type a new claim is sized for. For a pod attaching volumes, the
+/// largest type is also the one attaching the most (between equal CPU and memory).
+fn pick(
+    policy: Policy,
+    pool: &PoolCtx<'_>,
+    cands: &[(usize, f64)],
+    demand: &Res,
+    volumes: bool,
+) -> usize {
     match policy {
         Policy::Largest => {
             let key = |&(t, price): &(usize, f64)| {
                 let u = &pool.types[t].usable.0;
-                (u[CPU], u[MEMORY], -price)
+                let attach = match volumes {
+                    true => pool.types[t].it.ebs_volume_limit.unwrap_or(u32::MAX),
+                    false => 0,
+                };
+                (u[CPU], u[MEMORY], attach, -price)
             };
             cands
                 .iter()
@@ -277,7 +292,8 @@ fn pick(policy: Policy, pool: &PoolCtx<'_>, cands: &[(usize, f64)], demand: &Res
                     let (ka, kb) = (key(a), key(b));
                     ka.0.cmp(&kb.0)
                         .then(ka.1.cmp(&kb.1))
-                        .then(ka.2.total_cmp(&kb.2))
+                        .then(ka.2.cmp(&kb.2))
+                        .then(ka.3.total_cmp(&kb.3))
                         .then(b.0.cmp(&a.0))
                 })
                 .map(|c| c.0)

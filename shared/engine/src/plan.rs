@@ -83,6 +83,9 @@ pub enum ReasonKind {
     LaunchFailed,
     /// No offering of its NodeClaim had capacity; retried on the next pass.
     CapacityUnavailable,
+    /// A persistent volume claim it uses is not ready for scheduling (missing, unbound with
+    /// `Immediate` binding, its volume or StorageClass missing); the reason names the claim.
+    VolumeNotReady,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -353,6 +353,7 @@ fn shape(p: &PodInfo<'_>) -> u64 {
     s.preferred_terms.hash(&mut h);
     s.tolerations.hash(&mut h);
     s.host_ports.hash(&mut h);
+    p.pod.volumes.hash(&mut h);
     (
         &p.spread,
         &p.affinity,

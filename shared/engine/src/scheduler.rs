@@ -98,6 +98,9 @@ impl<'a> Run<'a> {
     fn attempt(&mut self, i: usize, relax: Relaxation) -> Result<usize, (ReasonKind, String)> {
         let p = &self.pods[i];
         let spec = &p.pod.spec;
+        if let Some(w) = &p.pod.volumes.wait {
+            return Err((ReasonKind::VolumeNotReady, w.to_string()));
+        }
         let invalid = |e| {
             (
                 ReasonKind::InvalidNodeAffinity,
@@ -111,6 +114,15 @@ impl<'a> Run<'a> {
             tolerate_prefer: relax.tolerate_prefer_no_schedule,
             active: active_groups(p, &relax, self.respect),
         };
+        // A pod without volume topology makes one attempt; one with it, one per combination
+        // of its claims' alternatives (the volumes narrow the node, never `strict`).
+        let with_volumes;
+        let attempts: &[Attempt<'_>] = if p.pod.volumes.topology.is_empty() {
+            std::slice::from_ref(&a)
+        } else {
+            with_volumes = volume_attempts(&a, &p.pod.volumes)?;
+            &with_volumes
+        };
         let monotone = a.active.iter().all(|&(g, _)| {
             let grp = &self.topo.groups[g];
             grp.is_hostname() || grp.kind == crate::topology::Kind::AntiAffinity
@@ -122,31 +134,25 @@ impl<'a> Run<'a> {
             0
         };
         for s in start..self.slots.len() {
-            if let Some(f) = fit::check(p, &a, &self.slots[s], &self.topo, &self.pools) {
-                if monotone {
-                    self.hints.insert(key, s);
+            for a in attempts {
+                if let Some(f) = fit::check(p, a, &self.slots[s], &self.topo, &self.pools) {
+                    if monotone {
+                        self.hints.insert(key, s);
+                    }
+                    fit::commit(
+                        i,
+                        &self.pods,
+                        a,
+                        f,
+                        &mut self.slots[s],
+                        &mut self.topo,
+                        &self.pools,
+                    );
+                    return Ok(s);
                 }
-                fit::commit(
-                    i,
-                    &self.pods,
-                    &a,
-                    f,
-                    &mut self.slots[s],
-                    &mut self.topo,
-                    &self.pools,
-                );
-                return Ok(s);
             }
         }
-        let slot =
-            open::open(p, &a, &self.pools, &self.topo, self.policy, &self.demand).map_err(|m| {
-                let kind = if self.pools.is_empty() {
-                    ReasonKind::NoNodePools
-                } else {
-                    ReasonKind::NoNodePoolFits
-                };
-                (kind, m)
-            })?;
+        let (slot, a) = self.open_first(p, attempts)?;
         let s = self.slots.len();
         self.slots.push(slot);
         if let crate::slots::SlotKind::Bin { pool, target } = self.slots[s].kind {
@@ -156,7 +162,7 @@ impl<'a> Run<'a> {
         if monotone {
             self.hints.insert(key, s);
         }
-        let f = fit::check(&self.pods[i], &a, &self.slots[s], &self.topo, &self.pools).ok_or_else(
+        let f = fit::check(&self.pods[i], a, &self.slots[s], &self.topo, &self.pools).ok_or_else(
             || {
                 (
                     ReasonKind::NoNodePoolFits,
@@ -167,7 +173,7 @@ impl<'a> Run<'a> {
         fit::commit(
             i,
             &self.pods,
-            &a,
+            a,
             f,
             &mut self.slots[s],
             &mut self.topo,
@@ -175,6 +181,75 @@ impl<'a> Run<'a> {
         );
         Ok(s)
     }
+}
+
+impl<'a> Run<'a> {
+    /// A new claim for the first attempt some pool accepts, or the reason the first attempt
+    /// failed (named with the volumes when the pod has volume topology).
+    fn open_first<'t>(
+        &self,
+        p: &PodInfo<'_>,
+        attempts: &'t [Attempt<'t>],
+    ) -> Result<(Slot, &'t Attempt<'t>), (ReasonKind, String)> {
+        let kind = if self.pools.is_empty() {
+            ReasonKind::NoNodePools
+        } else {
+            ReasonKind::NoNodePoolFits
+        };
+        let mut first = None;
+        for a in attempts {
+            match open::open(p, a, &self.pools, &self.topo, self.policy, &self.demand) {
+                Ok(slot) => return Ok((slot, a)),
+                Err(m) => {
+                    first.get_or_insert(m);
+                }
+            }
+        }
+        let claims: Vec<&str> = p
+            .pod
+            .volumes
+            .topology
+            .iter()
+            .map(|t| t.claim.as_str())
+            .collect();
+        Err(match (first, claims.is_empty()) {
+            (Some(m), true) => (kind, m),
+            (Some(m), false) => (
+                kind,
+                format!("with the volume topology of {}: {m}", claims.join(", ")),
+            ),
+            (None, _) => (
+                ReasonKind::NoNodePoolFits,
+                format!(
+                    "the volume topologies of {} admit no node together",
+                    claims.join(", ")
+                ),
+            ),
+        })
+    }
+}
+
+/// One attempt per combination of the pod's volume alternatives: the attempt's node
+/// requirements narrowed by it.
+fn volume_attempts<'p>(
+    a: &Attempt<'p>,
+    v: &crate::model::PodVolumes,
+) -> Result<Vec<Attempt<'p>>, (ReasonKind, String)> {
+    let combos = crate::volumes::combinations(v).map_err(|e| {
+        (
+            ReasonKind::InvalidNodeAffinity,
+            format!("invalid volume node affinity: {e}"),
+        )
+    })?;
+    Ok(combos
+        .into_iter()
+        .filter(|c| a.reqs.is_compatible(c))
+        .map(|c| {
+            let mut b = a.clone();
+            b.reqs.add_all(&c);
+            b
+        })
+        .collect())
 }
 
 /// Constraint groups in force at this relaxation level, flagged when the pod owns them as

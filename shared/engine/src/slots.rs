@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::labels;
-use crate::model::{HostPort, Node, NodeClaim, Pod, Snapshot, Taint};
+use crate::model::{AttachedVolume, HostPort, Node, NodeClaim, Pod, Snapshot, Taint};
 use crate::pools::{PoolCtx, offering_allowed};
 use crate::requirements::Requirements;
 use crate::res::{Res, ResIndex};
@@ -40,6 +40,10 @@ pub struct Slot {
     pub pods: Vec<usize>,
     /// Topology keys whose domain this slot has committed to (and counted).
     pub collapsed: Vec<String>,
+    /// CSI volumes attached to it (bound pods' and this plan's), sorted and distinct.
+    pub attached: Vec<AttachedVolume>,
+    /// An existing node's attach limits by driver (shared by the clones of a slot).
+    pub volume_limits: Option<std::rc::Rc<BTreeMap<String, u32>>>,
 }
 
 impl Slot {
@@ -266,9 +270,11 @@ fn node_slot(snap: &Snapshot, n: &Node, bound: &[&Pod], ix: &ResIndex) -> Slot {
     labels.insert(labels::NODE_NAME_FIELD.to_string(), n.name.clone());
     let mut free = ix.vec(&n.allocatable);
     let mut ports = Vec::new();
+    let mut attached = Vec::new();
     for p in bound {
         free.sub(&ix.vec(&p.spec.requests));
         ports.extend(p.spec.host_ports.iter().cloned());
+        crate::volumes::attach(&mut attached, &p.volumes.attached);
     }
     for ds in &snap.daemon_sets {
         let runs = bound
@@ -289,6 +295,9 @@ fn node_slot(snap: &Snapshot, n: &Node, bound: &[&Pod], ix: &ResIndex) -> Slot {
         host_owners: Vec::new(),
         pods: Vec::new(),
         collapsed: Vec::new(),
+        attached,
+        volume_limits: (!n.volume_limits.is_empty())
+            .then(|| std::rc::Rc::new(n.volume_limits.clone())),
     }
 }
 
@@ -352,6 +361,8 @@ fn claim_slot(snap: &Snapshot, c: &NodeClaim, ix: &ResIndex, pools: &[PoolCtx<'_
         host_owners: Vec::new(),
         pods: Vec::new(),
         collapsed: Vec::new(),
+        attached: Vec::new(),
+        volume_limits: None,
     }
 }
 

@@ -19,6 +19,7 @@ fn snapshot() -> Snapshot {
     let it = InstanceType {
         name: "m.xlarge".into(),
         labels: [(labels::ARCH.to_string(), "amd64".to_string())].into(),
+        ebs_volume_limit: None,
         offerings: vec![Offering {
             zone: "z1".into(),
             capacity_type: CapacityType::OnDemand,

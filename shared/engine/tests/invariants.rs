@@ -59,6 +59,7 @@ fn catalog() -> Arc<Catalog> {
                 capacity: res(cpu * 1000, mem, 8 * cpu),
                 overhead: Overhead::default(),
                 allocatable: res(cpu * 1000 - 100, mem - 256, 8 * cpu),
+                ebs_volume_limit: None,
                 offerings,
             }
         })

@@ -2,8 +2,9 @@
 
 use crate::error::ClusterError;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kerf_api::v1::{EC2NodeClass, NodeClaim, NodePool};
 use kerf_control::ports::Snapshot;
 use kube::api::{Api, ListParams};
@@ -69,7 +70,18 @@ where
     }
 }
 
-/// Reads a snapshot with the given options; all seven collections are listed concurrently.
+/// Lists a storage collection; a server that does not serve it (404) has none of its objects.
+async fn list_storage<K>(api: Api<K>, lp: &ListParams) -> Result<(Vec<K>, String), ClusterError>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    match list_all(api, lp).await {
+        Err(ClusterError::NotFound(_)) => Ok((Vec::new(), String::new())),
+        other => other,
+    }
+}
+
+/// Reads a snapshot with the given options; every collection is listed concurrently.
 pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, ClusterError> {
     let lp = ListParams::default().limit(opts.page_size);
     let pod_lp = if opts.skip_terminal_pods {
@@ -87,12 +99,20 @@ pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, C
         list_all(Api::<EC2NodeClass>::all(c.clone()), &lp),
         list_all(Api::<DaemonSet>::all(c.clone()), &lp),
         list_all(Api::<PodDisruptionBudget>::all(c.clone()), &lp),
-        list_all(Api::<Namespace>::all(c), &lp),
+        list_all(Api::<Namespace>::all(c.clone()), &lp),
+    )?;
+    let (pvcs, pvs, scs, csis) = futures::try_join!(
+        list_storage(Api::<PersistentVolumeClaim>::all(c.clone()), &lp),
+        list_storage(Api::<PersistentVolume>::all(c.clone()), &lp),
+        list_storage(Api::<StorageClass>::all(c.clone()), &lp),
+        list_storage(Api::<CSINode>::all(c), &lp),
     )?;
     let mut s = Snapshot::default();
     (s.pods, s.nodes, s.node_claims) = (pods.0, nodes.0, claims.0);
     (s.node_pools, s.node_classes, s.daemon_sets, s.pdbs) = (pools.0, classes.0, ds.0, pdbs.0);
     s.namespaces = nss.0;
+    (s.persistent_volume_claims, s.persistent_volumes) = (pvcs.0, pvs.0);
+    (s.storage_classes, s.csi_nodes) = (scs.0, csis.0);
     for (k, rv) in [
         ("pods", pods.1),
         ("nodes", nodes.1),
@@ -102,8 +122,15 @@ pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, C
         ("daemonsets", ds.1),
         ("poddisruptionbudgets", pdbs.1),
         ("namespaces", nss.1),
+        ("persistentvolumeclaims", pvcs.1),
+        ("persistentvolumes", pvs.1),
+        ("storageclasses", scs.1),
+        ("csinodes", csis.1),
     ] {
-        s.resource_versions.insert(k, rv);
+        // A storage collection the server does not serve has no version.
+        if !rv.is_empty() {
+            s.resource_versions.insert(k, rv);
+        }
     }
     Ok(s)
 }

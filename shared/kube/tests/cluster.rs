@@ -82,10 +82,17 @@ async fn snapshot_reads_every_collection() {
     );
     assert_eq!(
         requests,
-        3 + 7,
-        "pods take 3 pages of 500, the other seven collections one page each"
+        3 + 11,
+        "pods take 3 pages of 500, the other eleven collections one page each"
     );
     assert!(snap.resource_versions.values().all(|rv| !rv.is_empty()));
+    // This server does not serve the storage collections: they read as empty.
+    assert!(snap.persistent_volume_claims.is_empty() && snap.csi_nodes.is_empty());
+    assert!(
+        !snap
+            .resource_versions
+            .contains_key("persistentvolumeclaims")
+    );
 }
 
 #[tokio::test]

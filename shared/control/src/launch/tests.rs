@@ -20,6 +20,7 @@ fn it(
         capacity: alloc.clone(),
         overhead: Default::default(),
         allocatable: alloc,
+        ebs_volume_limit: None,
         offerings: offers
             .iter()
             .map(|(z, ct, p, a)| Offering {

@@ -3,8 +3,11 @@
 //! of `kerf-sim` in tests).
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Taint};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kerf_api::v1::{
     Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
     NodePoolStatus,
@@ -78,6 +81,14 @@ pub struct Snapshot {
     pub pdbs: Vec<PodDisruptionBudget>,
     /// Namespaces (their labels select pods for affinity terms).
     pub namespaces: Vec<Namespace>,
+    /// PersistentVolumeClaims, all namespaces (pods' volume topology and attach limits).
+    pub persistent_volume_claims: Vec<PersistentVolumeClaim>,
+    /// PersistentVolumes (where bound claims' volumes can be reached).
+    pub persistent_volumes: Vec<PersistentVolume>,
+    /// StorageClasses (unbound claims' binding mode and allowed topologies).
+    pub storage_classes: Vec<StorageClass>,
+    /// CSINodes (nodes' attach limits per CSI driver).
+    pub csi_nodes: Vec<CSINode>,
     /// The list resourceVersion of each collection, keyed by plural.
     pub resource_versions: BTreeMap<&'static str, String>,
 }

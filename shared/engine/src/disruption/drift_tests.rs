@@ -12,6 +12,7 @@ fn catalog() -> Arc<Catalog> {
     let it = InstanceType {
         name: "m.large".into(),
         labels: [("kubernetes.io/arch".to_string(), "amd64".to_string())].into(),
+        ebs_volume_limit: None,
         offerings: vec![Offering {
             zone: "z1".into(),
             capacity_type: CapacityType::OnDemand,

@@ -41,9 +41,11 @@ pub fn repack(run: &mut Run<'_>, max_types: usize) {
 }
 
 /// A pod nothing on its node depends on: no hostname-level constraint of its own, no group
-/// at hostname level counts it, no host ports.
+/// at hostname level counts it, no host ports, no persistent volumes (their topology and
+/// attach limits tie it to its claim's node).
 fn free(p: &PodInfo<'_>, topo: &Topology) -> bool {
     p.pod.spec.host_ports.is_empty()
+        && p.pod.volumes.is_empty()
         && p.spread
             .iter()
             .chain(&p.affinity)
@@ -279,6 +281,7 @@ fn install(run: &mut Run<'_>, pool: usize, slots: &[usize], bins: Vec<Bin>) {
             reqs: bin.reqs,
             free: run.pools[pool].types[bin.target].usable.clone(),
             pods: Vec::new(),
+            attached: Vec::new(),
             ..template.clone()
         };
         for &i in &bin.pods {

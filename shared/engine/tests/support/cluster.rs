@@ -234,6 +234,7 @@ fn catalog(factors: &[u8]) -> Arc<Catalog> {
                 capacity: res(cpu * 1000, cpu * gib * 1024, 8 * cpu + 8),
                 overhead: Overhead::default(),
                 allocatable: res(cpu * 1000 - 100, cpu * gib * 1024 - 300, 8 * cpu + 8),
+                ebs_volume_limit: None,
                 offerings,
             }
         })
