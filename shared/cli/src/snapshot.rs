@@ -86,6 +86,14 @@ pub fn build(docs: Vec<Doc>, source: &CatalogSource, now: i64) -> Result<Built, 
             c.pods.extend(pods);
         }
     }
+    let with_claims = c.claims.iter().filter(|r| !r.is_empty()).count();
+    if with_claims > 0 && c.storage.is_empty() {
+        warnings.push(format!(
+            "{with_claims} pod(s) use persistent volume claims but the input has no \
+             PersistentVolumeClaim, PersistentVolume or StorageClass: they wait for their claims \
+             (dump them too: kubectl get …,pv,pvc,storageclass,csinode -A -o yaml)"
+        ));
+    }
     for (p, refs) in c.pods.iter_mut().zip(&c.claims) {
         if !refs.is_empty() {
             c.storage.resolve(p, refs);

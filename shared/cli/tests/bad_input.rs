@@ -180,3 +180,26 @@ fn a_wrongly_typed_field_points_to_its_line_in_the_users_yaml() {
         "a position in converted JSON: {err}"
     );
 }
+
+#[test]
+fn a_dump_without_its_claims_says_which_objects_to_add() {
+    let d = dir("bad-input-no-claims");
+    let f = write(
+        &d,
+        "dump.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: db-0, namespace: default}\nspec:\n  \
+         containers: [{name: app, image: pause}]\n  volumes:\n  - name: data\n    \
+         persistentVolumeClaim: {claimName: data-db-0}\nstatus: {phase: Pending}\n",
+    );
+    let (code, out, err) = kerf(&["plan", &f]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("1 pod(s) use persistent volume claims")
+            && err.contains("pv,pvc,storageclass,csinode"),
+        "{err}"
+    );
+    assert!(
+        out.contains("persistentvolumeclaim default/data-db-0 not found"),
+        "{out}"
+    );
+}
