@@ -143,6 +143,8 @@ pub const KUBE_TYPES: &[(&str, &str, &str)] = &[
     ("Lease", "coordination.k8s.io", "leases"),
     ("DaemonSet", "apps", "daemonsets"),
     ("PodDisruptionBudget", "policy", "poddisruptionbudgets"),
+    ("PersistentVolumeClaim", "", "persistentvolumeclaims"),
+    ("VolumeAttachment", "storage.k8s.io", "volumeattachments"),
     ("NodePool", "karpenter.sh", "nodepools"),
     ("NodeClaim", "karpenter.sh", "nodeclaims"),
     ("EC2NodeClass", "karpenter.k8s.aws", "ec2nodeclasses"),
