@@ -3,8 +3,9 @@
 //! attach/detach controller creates a VolumeAttachment for each volume a pod bound to a node
 //! uses and deletes it once no pod on that node uses it; the external attacher marks it
 //! `status.attached` [`ATTACH_DELAY`] after it was created and lets it go (removes its
-//! finalizer) [`DETACH_DELAY`] after its deletion. The kubelet starts a pod only once its
-//! volumes are attached ([`ready_to_start`]). Every moment is read from the objects'
+//! finalizer) [`DETACH_DELAY`] after its deletion. A volume is attached to one node at a
+//! time: a pod that moved waits until its volume has left the old node. The kubelet starts
+//! a pod only once its volumes are attached ([`ready_to_start`]). Every moment is read from the objects'
 //! timestamps.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -178,6 +179,11 @@ pub async fn step(
         })
         .collect();
     for (node, pv) in want.iter().filter(|k| !have.contains_key(*k)) {
+        // An EBS volume attaches to one instance at a time (a Multi-Attach error otherwise):
+        // a pod that moved waits until the volume has left its old node.
+        if have.keys().any(|(n, v)| v == pv && n != node) {
+            continue;
+        }
         ignore_missing(
             api.create(&PostParams::default(), &attachment_for(pv, node))
                 .await
@@ -191,7 +197,12 @@ pub async fn step(
         let attached = a.status.as_ref().is_some_and(|s| s.attached);
         match &a.metadata.deletion_timestamp {
             Some(t) if now >= t.0 + DETACH_DELAY => {
-                let patch = json!({"metadata": {"finalizers": []}});
+                let mut rest = a.metadata.finalizers.clone().unwrap_or_default();
+                if !rest.iter().any(|f| f == ATTACHER_FINALIZER) {
+                    continue;
+                }
+                rest.retain(|f| f != ATTACHER_FINALIZER);
+                let patch = json!({"metadata": {"finalizers": rest}});
                 ignore_missing(
                     api.patch(&name, &pp, &Patch::Merge(&patch))
                         .await
@@ -223,7 +234,12 @@ pub fn next_due(vols: &Volumes, now: Timestamp) -> Option<Timestamp> {
     vols.attachments
         .iter()
         .filter_map(|a| match &a.metadata.deletion_timestamp {
-            Some(t) => Some(t.0 + DETACH_DELAY),
+            Some(t) => {
+                let ours = a.metadata.finalizers.iter().flatten();
+                ours.clone()
+                    .any(|f| f == ATTACHER_FINALIZER)
+                    .then_some(t.0 + DETACH_DELAY)
+            }
             None if !a.status.as_ref().is_some_and(|s| s.attached) => a
                 .metadata
                 .creation_timestamp
