@@ -56,6 +56,12 @@ pub fn draining_since(c: &NodeClaim) -> Option<Timestamp> {
         .flatten()
 }
 
+/// Whether the termination function is under way with the claim: draining its node, or
+/// drained and not yet done waiting for its volumes. The sweep leaves such claims to it.
+pub fn in_progress(c: &NodeClaim) -> bool {
+    draining_since(c).is_some() || (claim::is_true(c, DRAINED) && !volumes::settled(c))
+}
+
 /// What a pass left to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {

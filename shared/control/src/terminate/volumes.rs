@@ -162,7 +162,7 @@ pub async fn check<C: Cluster>(
 }
 
 /// Whether the claim already records the end of the wait (True, or skipped).
-fn settled(c: &NodeClaim) -> bool {
+pub fn settled(c: &NodeClaim) -> bool {
     let status = c.status.as_ref();
     let found =
         status.and_then(|s| kerf_api::v1::common::find_condition(&s.conditions, VOLUMES_DETACHED));

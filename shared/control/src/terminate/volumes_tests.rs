@@ -375,3 +375,45 @@ fn inline_attachments_never_hold_the_node() {
     a.spec.source.persistent_volume_name = None;
     assert!(pending(&[a], &BTreeSet::new()).is_empty());
 }
+
+fn claim_with(conditions: Value) -> NodeClaim {
+    serde_json::from_value(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {"name": "c"},
+        "spec": {"requirements": [], "nodeClassRef": {"group": "g", "kind": "k", "name": "n"}},
+        "status": {"conditions": conditions}}))
+    .unwrap()
+}
+
+fn cond(type_: &str, status: &str, reason: &str) -> Value {
+    json!({"type": type_, "status": status, "reason": reason, "message": "",
+        "lastTransitionTime": "2026-01-01T00:00:00Z"})
+}
+
+#[test]
+fn a_drained_node_waiting_for_its_volumes_is_still_the_terminations() {
+    let drained = cond("Drained", "True", "Drained");
+    let draining = claim_with(json!([cond("Drained", "Unknown", "Draining")]));
+    assert!(super::super::in_progress(&draining));
+    let waiting = claim_with(json!([drained.clone()]));
+    assert!(
+        super::super::in_progress(&waiting),
+        "volumes not checked yet"
+    );
+    let awaiting = claim_with(json!([
+        drained.clone(),
+        cond(VOLUMES_DETACHED, "Unknown", AWAITING)
+    ]));
+    assert!(super::super::in_progress(&awaiting));
+    for done in [
+        cond(VOLUMES_DETACHED, "True", VOLUMES_DETACHED),
+        cond(VOLUMES_DETACHED, "False", ELAPSED),
+    ] {
+        let c = claim_with(json!([drained.clone(), done]));
+        assert!(!super::super::in_progress(&c));
+        assert!(settled(&c));
+    }
+    assert!(
+        !super::super::in_progress(&claim_with(json!([]))),
+        "never drained"
+    );
+}

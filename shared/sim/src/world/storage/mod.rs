@@ -220,3 +220,5 @@ pub(crate) fn digest(s: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod world_tests;

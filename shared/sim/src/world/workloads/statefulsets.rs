@@ -238,3 +238,7 @@ pub async fn step(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[path = "statefulsets_tests.rs"]
+mod tests;
