@@ -44,3 +44,4 @@ mod pdb;
 mod provisioning;
 mod termination;
 mod timers;
+mod volumes;

@@ -179,8 +179,9 @@ pub async fn collect<C: Cluster, K: Cloud, P: Publisher>(
                 n.metadata.name.as_deref().unwrap_or_default(),
             )
         });
-        // A drain under way is the termination function's to finish (its minimum drain time).
-        let draining = crate::terminate::draining_since(c).is_some();
+        // A drain under way is the termination function's to finish (its minimum drain time,
+        // then the wait for the node's volumes to detach).
+        let draining = crate::terminate::in_progress(c);
         if has_finalizer && empty && !draining {
             let node = node.and_then(|n| n.metadata.name.clone());
             finalize::delete_claim(ctx, c, node.as_deref(), "deleted").await?;

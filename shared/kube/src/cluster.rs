@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, Pod, Taint};
+use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod, Taint};
+use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kerf_api::v1::{
     Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
     NodePoolStatus,
@@ -109,6 +110,26 @@ impl Cluster for KubeCluster {
         snapshot::list_all(Api::<Pod>::all(self.client.clone()), &lp)
             .await
             .map(|(items, _)| items)
+    }
+
+    async fn volume_attachments(&self, node: &str) -> Result<Vec<VolumeAttachment>, ClusterError> {
+        // The API server has no field selector on spec.nodeName for VolumeAttachments.
+        let lp = kube::api::ListParams::default().limit(self.snapshot.page_size);
+        let api = Api::<VolumeAttachment>::all(self.client.clone());
+        let (all, _) = snapshot::list_all(api, &lp).await?;
+        Ok(all
+            .into_iter()
+            .filter(|a| a.spec.node_name == node)
+            .collect())
+    }
+
+    async fn persistent_volume_claim(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<PersistentVolumeClaim>, ClusterError> {
+        let api = Api::<PersistentVolumeClaim>::namespaced(self.client.clone(), namespace);
+        transient(|| async { api.get_opt(name).await.kube() }).await
     }
 
     async fn delete_pod(

@@ -32,7 +32,7 @@ pub fn claims(o: &Outcome) -> String {
 /// Cost and counts over the run.
 pub fn summary(o: &Outcome, wall: Duration) -> String {
     let invariants = if o.violations.is_empty() {
-        "invariants held (no orphan instance, no NodeClaim without its instance, none launched twice)\n".to_string()
+        "invariants held (no orphan instance, no NodeClaim without its instance, none launched twice, no pod outside its volume's zone)\n".to_string()
     } else {
         let lines: Vec<String> = o.violations.iter().map(|v| format!("  {v}\n")).collect();
         format!("INVARIANTS VIOLATED:\n{}", lines.concat())

@@ -147,6 +147,7 @@ pub const KUBE_TYPES: &[(&str, &str, &str)] = &[
     ("PersistentVolume", "", "persistentvolumes"),
     ("StorageClass", "storage.k8s.io", "storageclasses"),
     ("CSINode", "storage.k8s.io", "csinodes"),
+    ("VolumeAttachment", "storage.k8s.io", "volumeattachments"),
     ("NodePool", "karpenter.sh", "nodepools"),
     ("NodeClaim", "karpenter.sh", "nodeclaims"),
     ("EC2NodeClass", "karpenter.k8s.aws", "ec2nodeclasses"),

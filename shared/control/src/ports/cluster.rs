@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::{
     Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass, VolumeAttachment};
 use kerf_api::v1::{
     Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
     NodePoolStatus,
@@ -212,6 +212,17 @@ pub trait Cluster: Send + Sync {
         &self,
         node: &str,
     ) -> impl Future<Output = Result<Vec<Pod>, ClusterError>> + Send;
+    /// The VolumeAttachments (`storage.k8s.io/v1`) whose `spec.nodeName` is `node`.
+    fn volume_attachments(
+        &self,
+        node: &str,
+    ) -> impl Future<Output = Result<Vec<VolumeAttachment>, ClusterError>> + Send;
+    /// One PersistentVolumeClaim, if it exists.
+    fn persistent_volume_claim(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<PersistentVolumeClaim>, ClusterError>> + Send;
     /// Deletes a pod with a grace period (`None`: the pod's own), bypassing PDBs: the
     /// termination grace period's last resort.
     fn delete_pod(

@@ -119,16 +119,24 @@ pub fn do_not_disrupt(p: &Pod, now: Timestamp) -> bool {
     start.is_some_and(|s| now < s + d)
 }
 
+/// Whether a pod is stuck terminating at `now` (past [`STUCK_TERMINATING`]).
+fn stuck_terminating(p: &Pod, now: Timestamp) -> bool {
+    p.metadata
+        .deletion_timestamp
+        .as_ref()
+        .is_some_and(|t| now >= t.0 + STUCK_TERMINATING)
+}
+
+/// Whether the drain evicts this pod (Karpenter's `IsDrainable`): it does not tolerate
+/// `karpenter.sh/disrupted`, is not stuck terminating and is not a mirror pod.
+pub fn drainable(p: &Pod, now: Timestamp) -> bool {
+    !tolerates_disrupted(p) && !stuck_terminating(p, now) && !mirror(p)
+}
+
 /// The pods that must leave before the node is drained.
 pub fn waiting(pods: &[Pod], now: Timestamp) -> Vec<&Pod> {
     pods.iter()
-        .filter(|p| !terminal(p) && !mirror(p) && !tolerates_disrupted(p))
-        .filter(|p| {
-            p.metadata
-                .deletion_timestamp
-                .as_ref()
-                .is_none_or(|t| now < t.0 + STUCK_TERMINATING)
-        })
+        .filter(|p| !terminal(p) && drainable(p, now))
         .collect()
 }
 

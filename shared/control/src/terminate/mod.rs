@@ -7,14 +7,17 @@
 //! 3. drain it ([`drain`]), passing again until no pod waits and it has been Draining for
 //!    [`MIN_DRAIN_TIME`] (a Node that is not Ready and whose instance is gone has nothing left
 //!    to drain);
-//! 4. terminate the instance and wait until it is gone;
-//! 5. delete the Node and remove the finalizers.
+//! 4. wait until the node's volumes are detached ([`volumes`]), unless the grace period is
+//!    over;
+//! 5. terminate the instance and wait until it is gone;
+//! 6. delete the Node and remove the finalizers.
 //!
 //! A pass returns [`Step::Requeue`] with a delay while there is something to wait for; the
 //! termination function re-queues its message with that delay. Re-delivering a message at
 //! any step is harmless: every step checks the state first.
 
 pub mod drain;
+pub mod volumes;
 
 use std::collections::BTreeMap;
 
@@ -51,6 +54,12 @@ pub fn draining_since(c: &NodeClaim) -> Option<Timestamp> {
     (d.status == ConditionStatus::Unknown)
         .then(|| d.last_transition_time.parse().ok())
         .flatten()
+}
+
+/// Whether the termination function is under way with the claim: draining its node, or
+/// drained and not yet done waiting for its volumes. The sweep leaves such claims to it.
+pub fn in_progress(c: &NodeClaim) -> bool {
+    draining_since(c).is_some() || (claim::is_true(c, DRAINED) && !volumes::settled(c))
 }
 
 /// What a pass left to do.
@@ -128,6 +137,11 @@ pub async fn terminate<C: Cluster, K: Cloud, P: Publisher>(
     }
     if !instance_gone {
         if instances.iter().any(|i| !i.is_terminating()) {
+            if let Some(n) = node.as_ref().and_then(|n| n.metadata.name.as_deref())
+                && let Some(step) = volumes::await_detachment(ctx, &c, n, deadline, now).await?
+            {
+                return Ok(step);
+            }
             ctx.cloud
                 .terminate(&instances.iter().map(|i| i.id.clone()).collect::<Vec<_>>())
                 .await?;

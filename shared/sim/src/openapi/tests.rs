@@ -29,6 +29,7 @@ fn the_v3_root_lists_every_served_group_version() {
             "apis/karpenter.k8s.aws/v1",
             "apis/karpenter.sh/v1",
             "apis/policy/v1",
+            "apis/storage.k8s.io/v1",
         ]
     );
     let url = paths["apis/karpenter.sh/v1"]["serverRelativeURL"]

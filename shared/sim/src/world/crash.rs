@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Node, Pod, Taint};
+use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod, Taint};
+use k8s_openapi::api::storage::v1::VolumeAttachment;
 use kerf_api::v1::{
     Condition, EC2NodeClass, EC2NodeClassStatus, NodeClaim, NodeClaimStatus, NodePool,
     NodePoolStatus,
@@ -87,12 +88,14 @@ impl CrashSwitch {
 }
 
 /// The port methods that only read.
-const READS: [&str; 11] = [
+const READS: [&str; 13] = [
     "snapshot",
     "node_claims",
     "node_claim",
     "node",
     "pods_on_node",
+    "volume_attachments",
+    "persistent_volume_claim",
     "unavailable_offerings",
     "catalog",
     "node_class_status",
@@ -146,6 +149,18 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
         self.switch
             .run("pods_on_node", self.inner.pods_on_node(node), gone())
             .await
+    }
+    async fn volume_attachments(&self, node: &str) -> Result<Vec<VolumeAttachment>, ClusterError> {
+        let f = self.inner.volume_attachments(node);
+        self.switch.run("volume_attachments", f, gone()).await
+    }
+    async fn persistent_volume_claim(
+        &self,
+        ns: &str,
+        name: &str,
+    ) -> Result<Option<PersistentVolumeClaim>, ClusterError> {
+        let f = self.inner.persistent_volume_claim(ns, name);
+        self.switch.run("persistent_volume_claim", f, gone()).await
     }
     async fn delete_pod(
         &self,

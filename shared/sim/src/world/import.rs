@@ -2,8 +2,9 @@
 //! yaml`, the input `kerf plan` takes): what the server filled in (resourceVersion, uid,
 //! managedFields, status, a pod's node) is dropped so the objects apply to a new cluster,
 //! and what the simulated cluster makes itself is skipped: Nodes and NodeClaims (Kerf
-//! launches what the pods need), ReplicaSets, Events and Leases, and pods whose Deployment or
-//! DaemonSet is in the same manifest (their controller makes them again). Objects being
+//! launches what the pods need), ReplicaSets, Events and Leases, CSINodes and
+//! VolumeAttachments, and pods whose Deployment, DaemonSet or StatefulSet is in the same
+//! manifest (their controller makes them again). Objects being
 //! deleted and pods that have finished are gone from the cluster the dump describes, and
 //! kinds the simulated cluster does not serve are skipped too; every skipped object is
 //! reported.
@@ -23,15 +24,27 @@ pub struct Imported {
 }
 
 /// Kinds the simulated cluster makes itself.
-const MADE_HERE: [&str; 5] = ["Node", "NodeClaim", "ReplicaSet", "Event", "Lease"];
+const MADE_HERE: [&str; 7] = [
+    "Node",
+    "NodeClaim",
+    "ReplicaSet",
+    "Event",
+    "Lease",
+    "CSINode",
+    "VolumeAttachment",
+];
 
 /// Kinds the simulated cluster serves, besides those it makes itself.
-const SERVED: [&str; 8] = [
+const SERVED: [&str; 12] = [
     "Pod",
     "Namespace",
     "ConfigMap",
     "Deployment",
     "DaemonSet",
+    "StatefulSet",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
     "PodDisruptionBudget",
     "NodePool",
     "EC2NodeClass",
@@ -72,7 +85,9 @@ fn made_again(
                 .strip_suffix(h)
                 .and_then(|d| d.strip_suffix('-'))
                 .is_some_and(|d| deployments.contains(&(ns.to_string(), d.to_string()))),
-            (Some("DaemonSet"), _) => daemons.contains(&(ns.to_string(), name.to_string())),
+            (Some(kind @ ("DaemonSet" | "StatefulSet")), _) => {
+                daemons.contains(&(ns.to_string(), format!("{kind}/{name}")))
+            }
             _ => false,
         }
     })
@@ -122,7 +137,14 @@ fn clean(mut doc: Value) -> Value {
 pub fn select(manifest: &str) -> Result<(Vec<Value>, Vec<String>), WorldError> {
     let docs = documents(manifest)?;
     let deployments: BTreeSet<_> = docs.iter().filter_map(|d| key(d, "Deployment")).collect();
-    let daemons: BTreeSet<_> = docs.iter().filter_map(|d| key(d, "DaemonSet")).collect();
+    // DaemonSets and StatefulSets, as (namespace, `Kind/name`).
+    let daemons: BTreeSet<_> = ["DaemonSet", "StatefulSet"]
+        .iter()
+        .flat_map(|k| {
+            docs.iter()
+                .filter_map(move |d| key(d, k).map(|(ns, n)| (ns, format!("{k}/{n}"))))
+        })
+        .collect();
     let mut apply = Vec::new();
     let mut skipped = Vec::new();
     for doc in docs {

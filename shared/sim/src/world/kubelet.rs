@@ -3,7 +3,8 @@
 //! instance type's labels and resources, the labels and taints of the launch and
 //! `karpenter.sh/unregistered:NoExecute`; turns Ready after a delay; lets a DaemonSet agent
 //! remove the startup taints a while later; runs the pods bound to it and stops those being
-//! deleted (the deletion is confirmed at its next step); reports NotReady
+//! deleted (the deletion is confirmed at its next step), a pod with volumes only once they
+//! are attached (the EBS CSI node side, [`super::storage::attach`]); reports NotReady
 //! once its instance is gone. Pods bound to a Node that no longer exists are deleted (the
 //! pod garbage collector's job).
 
@@ -19,6 +20,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use super::cloud::{SimCloud, SimInstance};
+use super::storage::{self, Volumes, attach};
 use crate::cached::Cached;
 
 /// What a kubelet step did.
@@ -27,6 +29,7 @@ pub struct KubeletReport {
     pub registered: Vec<String>,
     pub ready: Vec<String>,
     pub pods_started: usize,
+    pub volumes: attach::AttachReport,
 }
 
 /// The kubelets of all instances.
@@ -154,6 +157,9 @@ impl Kubelet {
                 due = Some(due.map_or(at, |d| d.min(at)));
             }
         }
+        if let Some(at) = attach::next_due(&Volumes::read(&self.reads)?, now) {
+            due = Some(due.map_or(at, |d| d.min(at)));
+        }
         Ok(due)
     }
 
@@ -203,6 +209,9 @@ impl Kubelet {
                 _ => {}
             }
         }
+        let vols = Volumes::read(&self.reads)?;
+        let pods = self.reads.list::<Pod>("/pods")?;
+        out.volumes = attach::step(&self.client, &vols, &pods, &nodes, now).await?;
         out.pods_started = self.run_pods(&nodes, &instances, now).await?;
         Ok(out)
     }
@@ -237,6 +246,7 @@ impl Kubelet {
         now: Timestamp,
     ) -> Result<usize, kube::Error> {
         let pods = self.reads.list::<Pod>("/pods")?;
+        let vols = Volumes::read(&self.reads)?;
         let by_name: std::collections::HashMap<&str, &Node> = nodes
             .iter()
             .filter_map(|n| Some((n.metadata.name.as_deref()?, n)))
@@ -273,7 +283,9 @@ impl Kubelet {
                 .as_ref()
                 .and_then(|s| s.phase.as_deref())
                 .unwrap_or("Pending");
-            if running && ready(n).is_some_and(|(r, _)| r) && phase == "Pending" {
+            let volumes_ready =
+                storage::pod_claims(p).is_empty() || attach::ready_to_start(&vols, p, node);
+            if running && ready(n).is_some_and(|(r, _)| r) && phase == "Pending" && volumes_ready {
                 let t = crate::world::rfc3339(now);
                 let mut conds: Vec<Value> = p
                     .status

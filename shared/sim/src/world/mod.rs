@@ -21,6 +21,7 @@ pub mod queue;
 pub mod real;
 pub mod scheduler;
 pub mod server;
+pub mod storage;
 mod time;
 pub(crate) mod wiring;
 pub use server::{InProcess, Server};
@@ -262,6 +263,7 @@ impl World {
         let mut r = TickReport::default();
         if let Server::InProcess(p) = &self.server {
             r.workloads = Box::pin(workloads::step(&self.client, &p.sim.cached())).await?;
+            storage::step(&self.client, &p.sim.cached(), &self.options.region).await?;
             r.scheduler = p.scheduler.step().await?;
         }
         if let Some(oldest) = self.queue.oldest_visible()

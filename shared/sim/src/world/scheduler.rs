@@ -5,7 +5,11 @@
 //!
 //! Placement is the engine's own simulation of kube-scheduler over existing nodes
 //! (resources, selectors, affinity, taints, topology spread), with no NodePool to launch
-//! from; every node counts as initialized, so every taint is honoured.
+//! from; every node counts as initialized, so every taint is honoured. Volumes are
+//! honoured as kube-scheduler does ([`super::storage::placement`]): a pod waits for an
+//! unbound immediate claim, goes only where its volumes' zones and its nodes' attach limits
+//! allow, and its `WaitForFirstConsumer` claims are provisioned in the chosen node's zone
+//! before it is bound.
 
 use std::sync::Arc;
 
@@ -14,8 +18,17 @@ use kerf_control::ports::Clock;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 
+use super::storage::placement::{self, ClaimKey, PodVolumes};
+use super::storage::{Volumes, provision};
 use crate::cached::Cached;
 use serde_json::json;
+
+/// A pod's key, `namespace/name`.
+fn key(p: &Pod) -> String {
+    let ns = p.metadata.namespace.as_deref().unwrap_or_default();
+    let name = p.metadata.name.as_deref().unwrap_or_default();
+    format!("{ns}/{name}")
+}
 
 /// What a scheduling round did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -94,9 +107,34 @@ impl Scheduler {
                 snap.nodes.push(x);
             }
         }
+        let vols = Volumes::read(&self.reads)?;
+        let mut counts = placement::node_claims(&vols, &pods);
+        let mut needs: std::collections::HashMap<String, PodVolumes> = Default::default();
+        let mut blocked: Vec<(String, String)> = Vec::new();
+        let node_names: Vec<String> = snap.nodes.iter().map(|n| n.name.clone()).collect();
         snap.pods = pods
             .iter()
-            .filter_map(|p| kerf_convert::pod::pod(p).ok())
+            .filter_map(|p| {
+                if !waiting(p) || crate::world::storage::pod_claims(p).is_empty() {
+                    return kerf_convert::pod::pod(p).ok();
+                }
+                match placement::pod_volumes(&vols, p) {
+                    Err(why) => {
+                        blocked.push((key(p), why));
+                        None
+                    }
+                    Ok(v) => {
+                        let full: Vec<String> = node_names
+                            .iter()
+                            .filter(|n| placement::exceeds_limit(&vols, &counts, n, &v))
+                            .cloned()
+                            .collect();
+                        let placed = placement::constrain(p, v.zones.as_ref(), &full);
+                        needs.insert(key(p), v);
+                        kerf_convert::pod::pod(&placed).ok()
+                    }
+                }
+            })
             .collect();
         snap.daemon_sets = ds
             .iter()
@@ -112,6 +150,17 @@ impl Scheduler {
             ..Default::default()
         };
         for nm in &plan.nominations {
+            if let Some(v) = needs.get(&nm.pod) {
+                if placement::exceeds_limit(&vols, &counts, &nm.node, v) {
+                    continue;
+                }
+                self.provision_for(&vols, &nodes, &nm.node, &v.consumer)
+                    .await?;
+                counts
+                    .entry(nm.node.clone())
+                    .or_default()
+                    .extend(v.ebs.iter().cloned());
+            }
             let (ns, name) = nm.pod.split_once('/').unwrap_or(("default", &nm.pod));
             let api: Api<Pod> = Api::namespaced(self.client.clone(), ns);
             let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
@@ -133,22 +182,55 @@ impl Scheduler {
                 (format!("{ns}/{name}"), p)
             })
             .collect();
-        for u in &plan.unschedulable {
-            let Some(p) = by_key.get(&u.pod) else {
+        let reasons = plan
+            .unschedulable
+            .iter()
+            .map(|u| (u.pod.clone(), u.reason.clone()))
+            .chain(blocked);
+        for (pod, reason) in reasons {
+            let Some(p) = by_key.get(&pod) else {
                 continue;
             };
             if unschedulable_marked(p) || p.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            let (ns, name) = u.pod.split_once('/').unwrap_or(("default", &u.pod));
+            let (ns, name) = pod.split_once('/').unwrap_or(("default", &pod));
             let api: Api<Pod> = Api::namespaced(self.client.clone(), ns);
             let patch = json!({"status": {"conditions": [{"type": "PodScheduled", "status": "False",
                 "reason": "Unschedulable", "lastTransitionTime": now,
-                "message": format!("0/{total} nodes are available: {}", u.reason)}]}});
+                "message": format!("0/{total} nodes are available: {reason}")}]}});
             api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
             out.marked_unschedulable += 1;
         }
         Ok(out)
+    }
+
+    /// Provisions a pod's `WaitForFirstConsumer` claims in the zone of `node`, as the
+    /// scheduler's volume binding and the external provisioner do before the pod is bound.
+    async fn provision_for(
+        &self,
+        vols: &Volumes,
+        nodes: &[Node],
+        node: &str,
+        claims: &[ClaimKey],
+    ) -> Result<(), kube::Error> {
+        let zone = nodes
+            .iter()
+            .find(|n| n.metadata.name.as_deref() == Some(node))
+            .and_then(|n| n.metadata.labels.as_ref()?.get(kerf_labels::ZONE).cloned());
+        let Some(zone) = zone else {
+            return Ok(());
+        };
+        for k in claims {
+            let Some(claim) = vols.claims.get(k) else {
+                continue;
+            };
+            let class = crate::world::storage::claim_class(claim).and_then(|c| vols.classes.get(c));
+            if let Some(class) = class {
+                provision::provision(&self.client, claim, class, &zone, Some(node)).await?;
+            }
+        }
+        Ok(())
     }
 }

@@ -347,6 +347,8 @@ pub(crate) async fn apply(client: &Client, manifest: &str) -> Result<Vec<String>
 fn known_api_version(kind: &str) -> Option<&'static str> {
     Some(match kind {
         "Pod" | "Service" | "ConfigMap" | "Namespace" | "Node" | "Secret" => "v1",
+        "PersistentVolumeClaim" | "PersistentVolume" => "v1",
+        "StorageClass" | "CSINode" | "VolumeAttachment" => "storage.k8s.io/v1",
         "Deployment" | "DaemonSet" | "StatefulSet" | "ReplicaSet" => "apps/v1",
         "PodDisruptionBudget" => "policy/v1",
         "NodePool" | "NodeClaim" => "karpenter.sh/v1",

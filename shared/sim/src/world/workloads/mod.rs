@@ -3,13 +3,15 @@
 //! `<deployment>-<hash>-<suffix>`, owned by the ReplicaSet as in a real cluster); scaling down removes unbound pods first, then pods
 //! on the nodes crowded with the most replicas, newest first (kube-controller-manager's
 //! ranking). Pods of a ReplicaSet no Deployment wants any more are deleted, as the garbage
-//! collector does after `kubectl delete deployment`.
+//! collector does after `kubectl delete deployment`. StatefulSets have their own controller
+//! ([`statefulsets`]).
 
 mod replicasets;
+pub mod statefulsets;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -111,6 +113,10 @@ pub async fn step(client: &Client, reads: &Cached) -> Result<WorkloadReport, kub
     let owners: BTreeSet<String> = deps.iter().filter_map(|d| d.metadata.uid.clone()).collect();
     replicasets::collect(client, &sets, &owners).await?;
     out.deleted += collect(client, &pods, &current).await?;
+    let stateful = reads.list::<StatefulSet>("apps/statefulsets")?;
+    let s = statefulsets::step(client, &stateful, &pods).await?;
+    out.created += s.created;
+    out.deleted += s.deleted;
     Ok(out)
 }
 
