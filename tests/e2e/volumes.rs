@@ -114,7 +114,7 @@ fn instance_state(w: &World, c: &NodeClaim) -> String {
 fn condition(c: &NodeClaim, type_: &str) -> Option<(ConditionStatus, String)> {
     let conds = &c.status.as_ref()?.conditions;
     let found = conds.iter().find(|x| x.type_ == type_)?;
-    Some((found.status.clone(), found.reason.clone()))
+    Some((found.status, found.reason.clone()))
 }
 
 async fn gone(w: &mut World, name: &str, max: SignedDuration) -> bool {

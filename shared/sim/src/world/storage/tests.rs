@@ -5,19 +5,15 @@
 
 use std::collections::BTreeSet;
 
-use jiff::SignedDuration;
-use k8s_openapi::api::core::v1::{Node, PersistentVolume, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass, VolumeAttachment};
 use kerf_catalog::spec::Ec2Spec;
-use kube::Client;
-use kube::api::{Api, DeleteParams, ListParams};
 use serde_json::{Value, json};
 
-use super::attach::{ATTACH_DELAY, csinode_for, ready_to_start};
+use super::attach::{csinode_for, ready_to_start};
 use super::limits::sim_ebs_attach_limit;
 use super::placement::{constrain, exceeds_limit, node_claims, pod_volumes};
 use super::*;
-use crate::world::{World, WorldOptions};
 
 fn obj<T: serde::de::DeserializeOwned>(v: Value) -> T {
     serde_json::from_value(v).unwrap()
