@@ -91,22 +91,30 @@ pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, C
         lp.clone()
     };
     let c = client.clone();
-    let (pods, nodes, claims, pools, classes, ds, pdbs, nss) = futures::try_join!(
-        list_all(Api::<Pod>::all(c.clone()), &pod_lp),
-        list_all(Api::<Node>::all(c.clone()), &lp),
-        list_all(Api::<NodeClaim>::all(c.clone()), &lp),
-        list_all(Api::<NodePool>::all(c.clone()), &lp),
-        list_all(Api::<EC2NodeClass>::all(c.clone()), &lp),
-        list_all(Api::<DaemonSet>::all(c.clone()), &lp),
-        list_all(Api::<PodDisruptionBudget>::all(c.clone()), &lp),
-        list_all(Api::<Namespace>::all(c.clone()), &lp),
-    )?;
-    let (pvcs, pvs, scs, csis) = futures::try_join!(
-        list_storage(Api::<PersistentVolumeClaim>::all(c.clone()), &lp),
-        list_storage(Api::<PersistentVolume>::all(c.clone()), &lp),
-        list_storage(Api::<StorageClass>::all(c.clone()), &lp),
-        list_storage(Api::<CSINode>::all(c), &lp),
-    )?;
+    // Both groups at once; boxed, so the many list futures live on the heap, not on the
+    // caller's stack.
+    let workloads = Box::pin(async {
+        futures::try_join!(
+            list_all(Api::<Pod>::all(c.clone()), &pod_lp),
+            list_all(Api::<Node>::all(c.clone()), &lp),
+            list_all(Api::<NodeClaim>::all(c.clone()), &lp),
+            list_all(Api::<NodePool>::all(c.clone()), &lp),
+            list_all(Api::<EC2NodeClass>::all(c.clone()), &lp),
+            list_all(Api::<DaemonSet>::all(c.clone()), &lp),
+            list_all(Api::<PodDisruptionBudget>::all(c.clone()), &lp),
+            list_all(Api::<Namespace>::all(c.clone()), &lp),
+        )
+    });
+    let storage = Box::pin(async {
+        futures::try_join!(
+            list_storage(Api::<PersistentVolumeClaim>::all(c.clone()), &lp),
+            list_storage(Api::<PersistentVolume>::all(c.clone()), &lp),
+            list_storage(Api::<StorageClass>::all(c.clone()), &lp),
+            list_storage(Api::<CSINode>::all(c.clone()), &lp),
+        )
+    });
+    let ((pods, nodes, claims, pools, classes, ds, pdbs, nss), (pvcs, pvs, scs, csis)) =
+        futures::try_join!(workloads, storage)?;
     let mut s = Snapshot::default();
     (s.pods, s.nodes, s.node_claims) = (pods.0, nodes.0, claims.0);
     (s.node_pools, s.node_classes, s.daemon_sets, s.pdbs) = (pools.0, classes.0, ds.0, pdbs.0);

@@ -86,13 +86,17 @@ async fn snapshot_reads_every_collection() {
         "pods take 3 pages of 500, the other eleven collections one page each"
     );
     assert!(snap.resource_versions.values().all(|rv| !rv.is_empty()));
-    // This server does not serve the storage collections: they read as empty.
+    // The storage collections are read too (none of their objects exist here), each at a
+    // version of its own.
     assert!(snap.persistent_volume_claims.is_empty() && snap.csi_nodes.is_empty());
-    assert!(
-        !snap
-            .resource_versions
-            .contains_key("persistentvolumeclaims")
-    );
+    for kind in [
+        "persistentvolumeclaims",
+        "persistentvolumes",
+        "storageclasses",
+        "csinodes",
+    ] {
+        assert!(snap.resource_versions.contains_key(kind), "{kind} is read");
+    }
 }
 
 #[tokio::test]
