@@ -28,10 +28,10 @@ fn spec(hypervisor: Option<&str>, enis: u32) -> Ec2Spec {
 
 #[test]
 fn attach_limits_leave_room_for_enis_and_the_root_volume() {
-    assert_eq!(sim_ebs_attach_limit(&spec(Some("nitro"), 3)), 24);
-    assert_eq!(sim_ebs_attach_limit(&spec(Some("nitro"), 15)), 12);
-    assert_eq!(sim_ebs_attach_limit(&spec(Some("xen"), 4)), 38);
-    assert_eq!(sim_ebs_attach_limit(&spec(None, 4)), 38);
+    assert_eq!(sim_ebs_attach_limit(&spec(Some("nitro"), 3)), Some(24));
+    assert_eq!(sim_ebs_attach_limit(&spec(Some("nitro"), 15)), Some(12));
+    assert_eq!(sim_ebs_attach_limit(&spec(Some("xen"), 4)), Some(38));
+    assert_eq!(sim_ebs_attach_limit(&spec(None, 4)), Some(38));
 }
 
 #[test]
