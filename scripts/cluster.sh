@@ -95,7 +95,9 @@ cmd_build() {
     # (node-initialize, node-heartbeat-with-lease, pod-ready/complete/delete)
     # from the kwok module itself, so they always match the binary.
     local kdir stages=()
+    (cd "$SRC/kwok" && go mod download sigs.k8s.io/kwok)
     kdir=$(cd "$SRC/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+    [[ -d $kdir/kustomize/stage ]] || die "sigs.k8s.io/kwok is not in the module cache (go list gave '$kdir')"
     stages=(node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml
         pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml)
     {

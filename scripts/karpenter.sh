@@ -27,7 +27,11 @@ cmd_build() {
     command -v go >/dev/null || die "go is not installed"
     local v dir t0=$SECONDS
     v=$(version)
+    # `go list -m` names a module's directory only once it is in the module cache: fetch it
+    # first, so a cold machine finds the CRDs too.
+    (cd "$SRC" && go mod download sigs.k8s.io/karpenter)
     dir=$(cd "$SRC" && go list -m -f '{{.Dir}}' sigs.k8s.io/karpenter)
+    [[ -d $dir/kwok ]] || die "sigs.k8s.io/karpenter $v is not in the module cache (go list gave '$dir')"
     mkdir -p "$OUT/bin" "$OUT/crds.tmp"
     log "building sigs.k8s.io/karpenter/kwok $v"
     (cd "$SRC" && nice -n 10 go build -ldflags "-s -w" -o "$OUT/bin/karpenter" sigs.k8s.io/karpenter/kwok)
