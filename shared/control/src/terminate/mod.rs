@@ -138,7 +138,8 @@ pub async fn terminate<C: Cluster, K: Cloud, P: Publisher>(
     if !instance_gone {
         if instances.iter().any(|i| !i.is_terminating()) {
             if let Some(n) = node.as_ref().and_then(|n| n.metadata.name.as_deref())
-                && let Some(step) = volumes::await_detachment(ctx, &c, n, deadline, now).await?
+                && let Some(step) =
+                    Box::pin(volumes::await_detachment(ctx, &c, n, deadline, now)).await?
             {
                 return Ok(step);
             }

@@ -211,7 +211,7 @@ impl Kubelet {
         }
         let vols = Volumes::read(&self.reads)?;
         let pods = self.reads.list::<Pod>("/pods")?;
-        out.volumes = attach::step(&self.client, &vols, &pods, &nodes, now).await?;
+        out.volumes = Box::pin(attach::step(&self.client, &vols, &pods, &nodes, now)).await?;
         out.pods_started = self.run_pods(&nodes, &instances, now).await?;
         Ok(out)
     }

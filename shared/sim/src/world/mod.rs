@@ -263,8 +263,13 @@ impl World {
         let mut r = TickReport::default();
         if let Server::InProcess(p) = &self.server {
             r.workloads = Box::pin(workloads::step(&self.client, &p.sim.cached())).await?;
-            storage::step(&self.client, &p.sim.cached(), &self.options.region).await?;
-            r.scheduler = p.scheduler.step().await?;
+            Box::pin(storage::step(
+                &self.client,
+                &p.sim.cached(),
+                &self.options.region,
+            ))
+            .await?;
+            r.scheduler = Box::pin(p.scheduler.step()).await?;
         }
         if let Some(oldest) = self.queue.oldest_visible()
             && self.now() >= oldest + self.options.batch_window
@@ -288,7 +293,7 @@ impl World {
         }
         r.kubelet = match &mut self.server {
             Server::InProcess(p) => {
-                let k = p.kubelet.step().await?;
+                let k = Box::pin(p.kubelet.step()).await?;
                 pdb::step(&self.client, &p.sim.cached(), self.clock.now()).await?;
                 k
             }

@@ -154,8 +154,7 @@ impl Scheduler {
                 if placement::exceeds_limit(&vols, &counts, &nm.node, v) {
                     continue;
                 }
-                self.provision_for(&vols, &nodes, &nm.node, &v.consumer)
-                    .await?;
+                Box::pin(self.provision_for(&vols, &nodes, &nm.node, &v.consumer)).await?;
                 counts
                     .entry(nm.node.clone())
                     .or_default()

@@ -235,8 +235,8 @@ pub fn next_due(vols: &Volumes, now: Timestamp) -> Option<Timestamp> {
         .iter()
         .filter_map(|a| match &a.metadata.deletion_timestamp {
             Some(t) => {
-                let ours = a.metadata.finalizers.iter().flatten();
-                ours.clone()
+                let mut finalizers = a.metadata.finalizers.iter().flatten();
+                finalizers
                     .any(|f| f == ATTACHER_FINALIZER)
                     .then_some(t.0 + DETACH_DELAY)
             }

@@ -49,9 +49,8 @@ fn owned<'a>(pods: &'a [Pod], ns: &str, set: &str) -> BTreeMap<usize, &'a Pod> {
     pods.iter()
         .filter(|p| p.metadata.namespace.as_deref() == Some(ns))
         .filter(|p| {
-            let refs = p.metadata.owner_references.iter().flatten();
-            refs.clone()
-                .any(|o| o.kind == "StatefulSet" && o.name == set)
+            let mut refs = p.metadata.owner_references.iter().flatten();
+            refs.any(|o| o.kind == "StatefulSet" && o.name == set)
         })
         .filter_map(|p| {
             let name = p.metadata.name.as_deref()?;
