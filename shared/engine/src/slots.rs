@@ -350,6 +350,7 @@ fn claim_slot(snap: &Snapshot, c: &NodeClaim, ix: &ResIndex, pools: &[PoolCtx<'_
             free.sub(&ix.vec(&ds.pod.requests));
         }
     }
+    let volume_limits = claim_ebs_limit(c, &reqs, pools);
     Slot {
         kind: SlotKind::Claim(c.name.clone()),
         labels: std::rc::Rc::new(labels),
@@ -362,8 +363,27 @@ fn claim_slot(snap: &Snapshot, c: &NodeClaim, ix: &ResIndex, pools: &[PoolCtx<'_
         pods: Vec::new(),
         collapsed: Vec::new(),
         attached: Vec::new(),
-        volume_limits: None,
+        volume_limits,
     }
+}
+
+/// An in-flight claim's EBS attach limit before its CSINode exists: the smallest of its
+/// instance-type options' (its one type once launched), as its allocatable is estimated.
+fn claim_ebs_limit(
+    c: &NodeClaim,
+    reqs: &Requirements,
+    pools: &[PoolCtx<'_>],
+) -> Option<std::rc::Rc<BTreeMap<String, u32>>> {
+    let pool = pools.iter().find(|p| p.np.name == c.node_pool)?;
+    let min = pool
+        .types
+        .iter()
+        .filter(|t| t.matches(reqs))
+        .filter_map(|t| t.it.ebs_volume_limit)
+        .min()?;
+    Some(std::rc::Rc::new(
+        [(crate::model::EBS_CSI_DRIVER.to_string(), min)].into(),
+    ))
 }
 
 /// Before launch a claim has no allocatable: assume the smallest of its instance-type options.

@@ -41,12 +41,12 @@ pub fn combinations(v: &PodVolumes) -> Result<Vec<Requirements>, RequirementErro
     Ok(out)
 }
 
-/// The attach limit for `driver` on `slot`: the node's CSINode count, the target type's EBS
-/// limit on a new NodeClaim, none on an in-flight NodeClaim (its instance is not known yet).
+/// The attach limit for `driver` on `slot`: the node's CSINode count, an in-flight
+/// NodeClaim's EBS limit (its smallest instance-type option's, no CSINode yet), the target
+/// type's EBS limit on a new NodeClaim.
 fn limit(slot: &Slot, driver: &str, pools: &[PoolCtx<'_>]) -> Option<u32> {
     match &slot.kind {
-        SlotKind::Node(_) => slot.volume_limits.as_ref()?.get(driver).copied(),
-        SlotKind::Claim(_) => None,
+        SlotKind::Node(_) | SlotKind::Claim(_) => slot.volume_limits.as_ref()?.get(driver).copied(),
         SlotKind::Bin { pool, target } if driver == EBS_CSI_DRIVER => {
             pools[*pool].types[*target].it.ebs_volume_limit
         }

@@ -247,6 +247,41 @@ fn the_instance_type_ebs_limit_splits_pods_over_new_nodes() {
 }
 
 #[test]
+fn an_in_flight_claim_takes_no_more_claims_than_its_type_attaches() {
+    let pods: Vec<Pod> = (0..3)
+        .map(|i| volume_pod(&format!("db-{i}"), &format!("d{i}"), vec![zone_in(&["za"])]))
+        .collect();
+    let mut snap = snapshot(vec![itype("m.large", 4000, 0.1, Some(2))], pods);
+    snap.node_claims.push(crate::model::NodeClaim {
+        name: "default-abc".into(),
+        node_pool: "default".into(),
+        labels: [
+            (labels::ZONE.to_string(), "za".to_string()),
+            (labels::INSTANCE_TYPE.to_string(), "m.large".to_string()),
+        ]
+        .into(),
+        allocatable: res(4000, 110),
+        capacity: res(4000, 110),
+        ..Default::default()
+    });
+    both_policies(&snap, |plan| {
+        let on_claim: Vec<_> = plan
+            .nominations
+            .iter()
+            .filter(|n| n.node == "default-abc")
+            .collect();
+        assert_eq!(on_claim.len(), 2, "{:?}", plan.nominations);
+        assert_eq!(plan.launches.len(), 1, "{:?}", plan.launches);
+        assert_eq!(plan.launches[0].pods.len(), 1);
+    });
+    // A type without a known limit leaves the claim unbounded.
+    snap.node_pools[0] =
+        snapshot(vec![itype("m.large", 4000, 0.1, None)], vec![]).node_pools[0].clone();
+    let plan = provision(&snap, &Options::default());
+    assert_eq!(plan.nominations.len(), 3, "{plan:?}");
+}
+
+#[test]
 fn options_exclude_types_that_cannot_attach_the_claims() {
     let pods: Vec<Pod> = (0..3)
         .map(|i| volume_pod(&format!("db-{i}"), &format!("d{i}"), vec![zone_in(&["za"])]))
