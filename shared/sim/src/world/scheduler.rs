@@ -18,6 +18,7 @@ use kerf_control::ports::Clock;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 
+use super::storage::attach::attach_limit;
 use super::storage::placement::{self, ClaimKey, PodVolumes};
 use super::storage::{Volumes, provision};
 use crate::cached::Cached;
@@ -97,6 +98,7 @@ impl Scheduler {
             now: self.clock.now().as_second(),
             ..Default::default()
         };
+        let vols = Volumes::read(&self.reads)?;
         for n in nodes
             .iter()
             .filter(|n| node_ready(n) && n.metadata.deletion_timestamp.is_none())
@@ -104,36 +106,38 @@ impl Scheduler {
             if let Ok(mut x) = kerf_convert::cluster::node(n) {
                 x.labels
                     .insert(kerf_labels::INITIALIZED.into(), "true".into());
+                if let Some(max) = attach_limit(&vols, &x.name).and_then(|m| u32::try_from(m).ok())
+                {
+                    x.volume_limits
+                        .insert(kerf_engine::model::EBS_CSI_DRIVER.into(), max);
+                }
                 snap.nodes.push(x);
             }
         }
-        let vols = Volumes::read(&self.reads)?;
         let mut counts = placement::node_claims(&vols, &pods);
         let mut needs: std::collections::HashMap<String, PodVolumes> = Default::default();
         let mut blocked: Vec<(String, String)> = Vec::new();
-        let node_names: Vec<String> = snap.nodes.iter().map(|n| n.name.clone()).collect();
         snap.pods = pods
             .iter()
             .filter_map(|p| {
-                if !waiting(p) || crate::world::storage::pod_claims(p).is_empty() {
-                    return kerf_convert::pod::pod(p).ok();
+                let mut x = kerf_convert::pod::pod(p).ok()?;
+                if crate::world::storage::pod_claims(p).is_empty() {
+                    return Some(x);
                 }
                 match placement::pod_volumes(&vols, p) {
-                    Err(why) => {
+                    Err(why) if waiting(p) => {
                         blocked.push((key(p), why));
-                        None
+                        return None;
                     }
+                    Err(_) => {}
                     Ok(v) => {
-                        let full: Vec<String> = node_names
-                            .iter()
-                            .filter(|n| placement::exceeds_limit(&vols, &counts, n, &v))
-                            .cloned()
-                            .collect();
-                        let placed = placement::constrain(p, v.zones.as_ref(), &full);
-                        needs.insert(key(p), v);
-                        kerf_convert::pod::pod(&placed).ok()
+                        x.volumes = placement::engine_volumes(&v);
+                        if waiting(p) {
+                            needs.insert(key(p), v);
+                        }
                     }
                 }
+                Some(x)
             })
             .collect();
         snap.daemon_sets = ds

@@ -2,14 +2,12 @@
 //! or is an unbound `Immediate` claim stays pending; a bound volume's node affinity (its
 //! zone) and an unbound `WaitForFirstConsumer` claim's `allowedTopologies` restrict the
 //! nodes it may go to; a node whose CSINode attach limit the pod's unique EBS claims would
-//! exceed is ruled out (NodeVolumeLimits). The restrictions reach the placement as extra
-//! required node-affinity expressions on the copy of the pod the scheduler places.
+//! exceed is ruled out (NodeVolumeLimits). The restrictions reach the placement as the
+//! engine's volume facts, which filter nodes without bending topology-spread domains.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{
-    Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod,
-};
+use k8s_openapi::api::core::v1::Pod;
 
 use super::attach::attach_limit;
 use super::{ClaimState, EBS_DRIVER, Volumes, class_zones, pod_claims, volume_zones};
@@ -99,48 +97,31 @@ pub fn exceeds_limit(
     have.union(&v.ebs).count() > limit
 }
 
-fn requirement(key: &str, operator: &str, values: Vec<String>) -> NodeSelectorRequirement {
-    NodeSelectorRequirement {
-        key: key.into(),
-        operator: operator.into(),
-        values: Some(values),
+/// `v` as the engine's volume facts: its zones a volume term that narrows the node (never the
+/// domains topology spread counts, as kube-scheduler's VolumeBinding and VolumeZone filters
+/// are apart from PodTopologySpread), its EBS claims counted against attach limits.
+pub fn engine_volumes(v: &PodVolumes) -> kerf_engine::model::PodVolumes {
+    use kerf_engine::model::{AttachedVolume, EBS_CSI_DRIVER, VolumeTopology};
+    use kerf_engine::requirements::{Operator, SelectorRequirement};
+    let topology = v.zones.as_ref().map(|z| VolumeTopology {
+        claim: "volumes".into(),
+        alternatives: vec![vec![SelectorRequirement {
+            key: kerf_labels::ZONE.into(),
+            operator: Operator::In,
+            values: z.iter().cloned().collect(),
+            min_values: None,
+        }]],
+    });
+    kerf_engine::model::PodVolumes {
+        topology: topology.into_iter().collect(),
+        attached: v
+            .ebs
+            .iter()
+            .map(|(ns, name)| AttachedVolume {
+                driver: EBS_CSI_DRIVER.into(),
+                claim: format!("{ns}/{name}"),
+            })
+            .collect(),
+        wait: None,
     }
-}
-
-/// A copy of `p` that may only go to `zones` (when given) and not to the nodes `avoid`.
-pub fn constrain(p: &Pod, zones: Option<&BTreeSet<String>>, avoid: &[String]) -> Pod {
-    let mut extra = Vec::new();
-    if let Some(z) = zones {
-        extra.push(requirement(
-            kerf_labels::ZONE,
-            "In",
-            z.iter().cloned().collect(),
-        ));
-    }
-    if !avoid.is_empty() {
-        extra.push(requirement(kerf_labels::HOSTNAME, "NotIn", avoid.to_vec()));
-    }
-    let mut out = p.clone();
-    if extra.is_empty() {
-        return out;
-    }
-    let spec = out.spec.get_or_insert_with(Default::default);
-    let affinity = spec.affinity.get_or_insert_with(Affinity::default);
-    let na = affinity
-        .node_affinity
-        .get_or_insert_with(NodeAffinity::default);
-    let required = na
-        .required_during_scheduling_ignored_during_execution
-        .get_or_insert_with(NodeSelector::default);
-    if required.node_selector_terms.is_empty() {
-        required
-            .node_selector_terms
-            .push(NodeSelectorTerm::default());
-    }
-    for t in &mut required.node_selector_terms {
-        t.match_expressions
-            .get_or_insert_with(Vec::new)
-            .extend(extra.iter().cloned());
-    }
-    out
 }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::attach::{csinode_for, ready_to_start};
 use super::limits::sim_ebs_attach_limit;
-use super::placement::{constrain, exceeds_limit, node_claims, pod_volumes};
+use super::placement::{self, engine_volumes, exceeds_limit, node_claims, pod_volumes};
 use super::*;
 
 fn obj<T: serde::de::DeserializeOwned>(v: Value) -> T {
@@ -105,54 +105,18 @@ fn a_bound_volume_pins_the_pod_to_its_zone() {
     assert_eq!(need.zones, Some(BTreeSet::from(["us-west-2b".to_string()])));
     assert_eq!(need.ebs.len(), 1);
     assert!(need.consumer.is_empty());
-    let placed = constrain(&pod("db-0", &["data"], None), need.zones.as_ref(), &[]);
-    let aff = placed
-        .spec
-        .unwrap()
-        .affinity
-        .unwrap()
-        .node_affinity
-        .unwrap();
-    let terms = aff
-        .required_during_scheduling_ignored_during_execution
-        .unwrap()
-        .node_selector_terms;
-    let e = &terms[0].match_expressions.as_ref().unwrap()[0];
+    let facts = engine_volumes(&need);
+    let t = &facts.topology[0].alternatives;
+    assert_eq!(t.len(), 1, "one alternative: the volume's zones");
+    assert_eq!(t[0][0].key, kerf_labels::ZONE);
+    assert_eq!(t[0][0].values, ["us-west-2b".to_string()]);
     assert_eq!(
-        (e.key.as_str(), e.operator.as_str()),
-        (kerf_labels::ZONE, "In")
+        facts.attached[0].claim, "db/data",
+        "the EBS claim counts against the node's attach limit"
     );
-    assert_eq!(e.values, Some(vec!["us-west-2b".to_string()]));
-}
-
-#[test]
-fn constraints_are_added_to_every_term_of_the_pods_own_affinity() {
-    let mut p = pod("db-0", &[], None);
-    p.spec.as_mut().unwrap().affinity = Some(obj(json!({"nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "a", "operator": "Exists"}]},
-            {"matchExpressions": [{"key": "b", "operator": "Exists"}]}]}}})));
-    let zones = BTreeSet::from(["z".to_string()]);
-    let placed = constrain(&p, Some(&zones), &["full".to_string()]);
-    let terms = placed
-        .spec
-        .unwrap()
-        .affinity
-        .unwrap()
-        .node_affinity
-        .unwrap()
-        .required_during_scheduling_ignored_during_execution
-        .unwrap()
-        .node_selector_terms;
-    for t in &terms {
-        let keys: Vec<&str> = t
-            .match_expressions
-            .iter()
-            .flatten()
-            .map(|e| e.key.as_str())
-            .collect();
-        assert_eq!(keys[1..], [kerf_labels::ZONE, kerf_labels::HOSTNAME]);
-    }
+    // A pod whose volumes allow any zone gets no volume term.
+    let free = engine_volumes(&placement::PodVolumes::default());
+    assert!(facts.attached.len() == 1 && free.topology.is_empty() && free.attached.is_empty());
 }
 
 #[test]

@@ -296,3 +296,57 @@ async fn pods_go_only_to_nodes_in_their_volumes_zone() {
     assert_eq!(zone_of_pod(&w.client, "uses-a").await, "us-west-2a");
     assert_eq!(zone_of_pod(&w.client, "uses-c").await, "us-west-2c");
 }
+
+/// A pod of the `web` zone spread (maxSkew 1, DoNotSchedule) using `claim`.
+fn spread_pod(name: &str, claim: &str) -> String {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&small_pod(name, Some(claim), None)).unwrap();
+    v["metadata"]["labels"] = json!({"app": "web"});
+    v["spec"]["topologySpreadConstraints"] = json!([{"maxSkew": 1,
+        "topologyKey": kerf_labels::ZONE, "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}}}]);
+    v.to_string()
+}
+
+#[tokio::test]
+async fn a_volume_zone_narrows_the_node_not_the_spread_domains() {
+    let mut w = world().await;
+    for (name, zone) in [
+        ("pin-a", "us-west-2a"),
+        ("pin-b", "us-west-2b"),
+        ("pin-c", "us-west-2c"),
+    ] {
+        w.apply(&small_pod(name, None, Some(zone))).await.unwrap();
+    }
+    let up = w
+        .run_until(SignedDuration::from_mins(4), |c| async move {
+            running(&c, 3).await
+        })
+        .await
+        .unwrap();
+    assert!(up, "a node in each zone");
+    w.apply(&immediate("first", "us-west-2a")).await.unwrap();
+    w.apply(&immediate("second", "us-west-2a")).await.unwrap();
+    w.apply(&spread_pod("web-1", "first")).await.unwrap();
+    let up = w
+        .run_until(SignedDuration::from_mins(2), |c| async move {
+            running(&c, 4).await
+        })
+        .await
+        .unwrap();
+    assert!(up, "the first spread pod runs beside its volume");
+    assert_eq!(zone_of_pod(&w.client, "web-1").await, "us-west-2a");
+    // A second pod in zone a would skew the spread to 2 over zones b and c, which stay
+    // domains although its volume rules them out: it waits, as kube-scheduler has it.
+    w.apply(&spread_pod("web-2", "second")).await.unwrap();
+    w.run_for(SignedDuration::from_mins(2)).await.unwrap();
+    let p = Api::<Pod>::namespaced(w.client.clone(), "default")
+        .get("web-2")
+        .await
+        .unwrap();
+    assert_eq!(
+        p.spec.and_then(|s| s.node_name),
+        None,
+        "web-2 stays pending"
+    );
+}
