@@ -23,6 +23,7 @@ pub mod apply;
 pub mod binding;
 pub mod budget;
 pub mod cached;
+pub mod defaults;
 pub use kerf_schema::{cel, schema};
 pub mod delete;
 pub mod diff;

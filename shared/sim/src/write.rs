@@ -181,6 +181,9 @@ pub fn create(
     }
     set_type_meta(res, &mut body);
     reset_status_on_create(res, &mut body);
+    if res.group.is_empty() && res.plural == "persistentvolumeclaims" {
+        crate::defaults::claim_on_create(st, &mut body);
+    }
     admit(res, &mut body, None)?;
     record(
         res,
