@@ -33,9 +33,9 @@ pub struct Slot {
     pub taints: Vec<Taint>,
     pub free: Res,
     pub host_ports: Vec<HostPort>,
-    /// Hostname-group counts on this node: (group, matching pods).
+    /// Hostname-group counts on this node: (group, matching pods), sorted by group.
     pub host_counts: Vec<(usize, i32)>,
-    /// Hostname anti-affinity owners on this node: (group, owners).
+    /// Hostname anti-affinity owners on this node: (group, owners), sorted by group.
     pub host_owners: Vec<(usize, i32)>,
     pub pods: Vec<usize>,
     /// Topology keys whose domain this slot has committed to (and counted).
@@ -83,17 +83,17 @@ impl Slot {
     }
 }
 
+/// The count of group `g` in `v`, kept sorted by group (a node holds pods of many groups, and
+/// every fit check asks).
 fn get(v: &[(usize, i32)], g: usize) -> i32 {
-    v.iter()
-        .find(|(k, _)| *k == g)
-        .map(|(_, c)| *c)
-        .unwrap_or(0)
+    v.binary_search_by_key(&g, |(k, _)| *k)
+        .map_or(0, |at| v[at].1)
 }
 
 fn bump(v: &mut Vec<(usize, i32)>, g: usize) {
-    match v.iter_mut().find(|(k, _)| *k == g) {
-        Some((_, c)) => *c += 1,
-        None => v.push((g, 1)),
+    match v.binary_search_by_key(&g, |(k, _)| *k) {
+        Ok(at) => v[at].1 += 1,
+        Err(at) => v.insert(at, (g, 1)),
     }
 }
 
