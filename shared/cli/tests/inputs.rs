@@ -241,3 +241,50 @@ fn a_plan_without_launches_costs_zero_not_negative_zero() {
     let json = serde_json::to_string(&p).unwrap();
     assert!(json.contains("\"newHourlyCost\":0.0"), "{json}");
 }
+
+fn budgeted(value: &str) -> serde_json::Value {
+    let mut np = pool("default");
+    np["metadata"]["annotations"] = json!({"kerf.dev/max-cost-per-hour": value});
+    np
+}
+
+#[test]
+fn a_bad_dollar_limit_names_the_nodepool_the_annotation_and_the_problem() {
+    for (value, why) in [("25,00", "is not a number"), ("-1", "is negative")] {
+        let e = plan_err(&yaml(&[budgeted(value), pod("p", "1", "1Gi")]));
+        assert!(
+            e.contains("scenario.yaml")
+                && e.contains("NodePool/default")
+                && e.contains("kerf.dev/max-cost-per-hour")
+                && e.contains(&format!("{value:?}"))
+                && e.contains(why),
+            "{value}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_dollar_limited_pool_is_shown_in_the_table_and_the_json() {
+    let p = plan(&[budgeted("25.00"), pod("p", "1", "1Gi")]);
+    assert_eq!(p.cost_limits.len(), 1);
+    let table = kerf_cli::table::plan(&p);
+    assert!(
+        table.contains("NODEPOOL") && table.contains("MAX $/HOUR") && table.contains("25.0000"),
+        "{table}"
+    );
+    let v = serde_json::to_value(&p).unwrap();
+    let c = &v["costLimits"][0];
+    assert_eq!(c["nodePool"], "default");
+    assert_eq!(c["maxCostPerHour"], 25.0);
+    for f in [
+        "currentCostPerHour",
+        "plannedCostPerHour",
+        "remainingPerHour",
+    ] {
+        assert!(c[f].is_number(), "costLimits[].{f}: {c}");
+    }
+    // Without the annotation the field is left out, so existing output is unchanged.
+    let plain = serde_json::to_value(plan(&[pool("default"), pod("p", "1", "1Gi")])).unwrap();
+    assert!(plain.get("costLimits").is_none());
+    assert!(!kerf_cli::table::plan(&plan(&[pool("default")])).contains("MAX $/HOUR"));
+}

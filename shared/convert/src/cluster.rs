@@ -239,6 +239,7 @@ pub fn node_pool(np: &karpenter::NodePool, catalog: Arc<Catalog>) -> Result<Node
         hash_version: kerf_labels::KERF_NODEPOOL_HASH_VERSION.to_string(),
         replicas: np.spec.replicas,
         unready: None,
+        max_cost_per_hour: crate::budget::max_cost_per_hour(np)?,
     })
 }
 

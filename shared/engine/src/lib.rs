@@ -8,6 +8,7 @@
 //! launches by comparing packing policies and resizing every new claim to its cheapest fit.
 
 pub mod confpack;
+pub mod cost;
 pub mod cron;
 pub mod disruption;
 pub mod labels;
@@ -53,7 +54,9 @@ use crate::scheduler::Run;
 /// Plans capacity for the snapshot's pending pods.
 pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
     let taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
-    provision_with(snap, opts, &taken)
+    let mut plan = provision_with(snap, opts, &taken);
+    plan.cost_limits = cost::limits(snap, &plan.launches);
+    plan
 }
 
 /// [`provision`] naming new NodeClaims apart from `taken`.
@@ -258,6 +261,9 @@ fn resource_index(snap: &Snapshot) -> ResIndex {
     for np in &snap.node_pools {
         if let Some(l) = &np.limits {
             ix.learn(l);
+        }
+        if np.max_cost_per_hour.is_some() {
+            ix.slot(cost::COST_RESOURCE);
         }
         for it in &np.catalog.instance_types {
             ix.learn(&it.allocatable);

@@ -326,6 +326,9 @@ pub struct NodePool {
     /// Why the pool is not ready (its EC2NodeClass missing, its `Ready` condition false): it
     /// launches nothing and its nodes are left alone, and pods are told why.
     pub unready: Option<String>,
+    /// Kerf's dollar limit in USD per hour (`kerf.dev/max-cost-per-hour`), enforced like
+    /// `limits` (see `cost`).
+    pub max_cost_per_hour: Option<f64>,
 }
 
 impl NodePool {
@@ -355,6 +358,7 @@ impl Default for NodePool {
             hash_version: String::new(),
             replicas: None,
             unready: None,
+            max_cost_per_hour: None,
         }
     }
 }

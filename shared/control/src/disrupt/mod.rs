@@ -97,7 +97,15 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         first
     };
     let snap = &view.snap;
-    crate::nodepool::refresh(ctx, &snap.node_pools, &snap.node_claims, &snap.node_classes).await;
+    let costs = cost::by_pool(&view);
+    crate::nodepool::refresh(
+        ctx,
+        &snap.node_pools,
+        &snap.node_claims,
+        &snap.node_classes,
+        &costs,
+    )
+    .await;
     progress::advance(ctx, termination, &view, &mut report.progress).await?;
     progress::untaint_stale(ctx, &view, &mut report.progress).await?;
     progress::queue_terminations(ctx, termination, &view, &mut report.progress).await?;
