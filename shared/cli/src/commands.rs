@@ -45,6 +45,7 @@ pub fn plan(a: &PlanArgs, now_default: i64) -> Result<Outcome, CliError> {
     let opts = DisruptOptions {
         seed,
         spot_to_spot: a.spot_to_spot,
+        min_values_policy: min_values_policy(a.min_values_policy)?,
         ..DisruptOptions::default()
     };
     let plan = match a.mode {
@@ -57,6 +58,22 @@ pub fn plan(a: &PlanArgs, now_default: i64) -> Result<Outcome, CliError> {
         warnings: built.warnings,
         notes,
     })
+}
+
+/// `--min-values-policy`, else `MIN_VALUES_POLICY`, else Strict.
+fn min_values_policy(
+    flag: Option<crate::args::MinValuesPolicyArg>,
+) -> Result<kerf_engine::model::MinValuesPolicy, CliError> {
+    use kerf_engine::model::MinValuesPolicy;
+    if let Some(f) = flag {
+        return Ok(f.into());
+    }
+    match std::env::var("MIN_VALUES_POLICY") {
+        Ok(v) if !v.trim().is_empty() => MinValuesPolicy::parse(v.trim()).ok_or_else(|| {
+            CliError::Usage(format!("MIN_VALUES_POLICY {v:?}: not Strict or BestEffort"))
+        }),
+        _ => Ok(MinValuesPolicy::Strict),
+    }
 }
 
 /// Renders a plan as JSON or tables.

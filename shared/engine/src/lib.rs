@@ -120,7 +120,7 @@ pub(crate) fn plan_prepared(
     // limits early, so when pods are left over in a snapshot with limits, sizing for the
     // most cost-efficient type is tried too and the run placing more pods wins.
     let run_with = |policy| {
-        let base = prepare::base(snap, &prep.ix, prep.pools.clone(), &pending, overlay);
+        let base = prepare::base(snap, &prep.ix, pools_for(prep, opts), &pending, overlay);
         let mut run = Run::new(base, policy, opts.respect_preferences);
         run.solve();
         let score = finalize::evaluate(&run);
@@ -142,7 +142,7 @@ pub(crate) fn plan_prepared(
     if opts.optimize_cost {
         repack::repack(&mut best.0, opts.max_instance_types);
     }
-    let mut plan = finalize::plan(&best.0, &prep.ix, opts.max_instance_types, opts.seed, taken);
+    let mut plan = finalize::plan(&best.0, &prep.ix, opts, taken);
     plan.unschedulable.extend(prep.rejected.iter().cloned());
     plan.nominations.sort_by(|a, b| a.pod.cmp(&b.pod));
     plan.unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
@@ -165,6 +165,19 @@ pub fn plan_all(snap: &Snapshot, opts: &DisruptOptions) -> Plan {
     let pending = plan.summary.pending_pods;
     summarize(&mut plan, pending);
     plan
+}
+
+/// The prepared pools for one run: under `MIN_VALUES_POLICY=BestEffort` no claim is refused
+/// for `minValues` while pods are packed (Karpenter relaxes them as it adds pods); the
+/// options each claim ends with have their `minValues` lowered in `finalize`.
+fn pools_for<'a>(prep: &Prepared<'a>, opts: &Options) -> Vec<pools::PoolCtx<'a>> {
+    let mut pools = prep.pools.clone();
+    if opts.min_values_policy == model::MinValuesPolicy::BestEffort {
+        for p in &mut pools {
+            p.min_values = false;
+        }
+    }
+    pools
 }
 
 /// More pods placed wins; then the cheaper plan (earlier policies win ties).

@@ -63,6 +63,11 @@ pub struct Launch {
     pub pods: Vec<String>,
     /// Sum of the pods' requests plus DaemonSet overhead (`spec.resources.requests`).
     pub requests: std::collections::BTreeMap<String, String>,
+    /// A requirement's `minValues` was lowered to what the options reach
+    /// (`MIN_VALUES_POLICY=BestEffort`); the NodeClaim is annotated
+    /// `karpenter.sh/nodeclaim-min-values-relaxed: "true"`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub min_values_relaxed: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

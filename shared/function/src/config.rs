@@ -16,11 +16,13 @@
 //! | `KERF_KUBE_ENDPOINT`, `KERF_KUBE_CA_DATA`, `KERF_KUBE_TOKEN` | a fixed API server instead of EKS discovery (local runs) |
 //! | `KERF_CLUSTER_ENDPOINT`, `KERF_CLUSTER_CA_DATA`, `KERF_KUBERNETES_VERSION` | the join facts instead of DescribeCluster |
 //! | `KERF_INSTANCE_TYPES` | comma-separated types to restrict discovery to (tests) |
+//! | `MIN_VALUES_POLICY` | Karpenter's `--min-values-policy`: `Strict` (default) or `BestEffort` |
 //! | `KERF_FEATURE_GATES` | Karpenter's gates as `Name=true\|false,…`: `SpotToSpotConsolidation`, `RebalanceReplacement` (both off by default) |
 
 use std::collections::BTreeMap;
 
 use kerf_control::log::Level;
+use kerf_engine::model::MinValuesPolicy;
 
 /// A configuration problem, naming the variable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,6 +104,7 @@ pub struct Config {
     pub cluster_info: Option<(String, String, String)>,
     pub instance_types: Vec<String>,
     pub feature_gates: FeatureGates,
+    pub min_values_policy: MinValuesPolicy,
 }
 
 impl Config {
@@ -138,8 +141,18 @@ impl Config {
             Some(text) => FeatureGates::parse(&text)?,
             None => FeatureGates::default(),
         };
+        let min_values_policy = match get("MIN_VALUES_POLICY") {
+            Some(text) => {
+                MinValuesPolicy::parse(text.trim()).ok_or_else(|| ConfigError::Invalid {
+                    name: "MIN_VALUES_POLICY",
+                    message: format!("{text:?} is not Strict or BestEffort"),
+                })?
+            }
+            None => MinValuesPolicy::Strict,
+        };
         Ok(Config {
             feature_gates,
+            min_values_policy,
             cluster_name: required("KERF_CLUSTER_NAME")?,
             region: get("AWS_REGION")
                 .or_else(|| get("AWS_DEFAULT_REGION"))
@@ -242,6 +255,24 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn min_values_policy_is_strict_unless_best_effort_is_asked() {
+        let base = [("KERF_CLUSTER_NAME", "demo"), ("AWS_REGION", "r")];
+        let c = Config::from_vars(&vars(&base)).unwrap();
+        assert_eq!(c.min_values_policy, MinValuesPolicy::Strict);
+        let mut v = base.to_vec();
+        v.push(("MIN_VALUES_POLICY", "BestEffort"));
+        let c = Config::from_vars(&vars(&v)).unwrap();
+        assert_eq!(c.min_values_policy, MinValuesPolicy::BestEffort);
+        v.pop();
+        v.push(("MIN_VALUES_POLICY", "bestEffort"));
+        let e = Config::from_vars(&vars(&v)).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "MIN_VALUES_POLICY: \"bestEffort\" is not Strict or BestEffort"
+        );
     }
 
     #[test]

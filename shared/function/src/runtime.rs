@@ -132,7 +132,10 @@ impl Runtime {
             clock: self.clock.clone(),
             log: self.log.clone(),
             metrics: Arc::default(),
-            settings: Settings::new(&self.config.cluster_name, &self.config.namespace),
+            settings: Settings {
+                min_values_policy: self.config.min_values_policy,
+                ..Settings::new(&self.config.cluster_name, &self.config.namespace)
+            },
         })
     }
 

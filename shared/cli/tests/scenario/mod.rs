@@ -39,6 +39,10 @@ pub struct ScenarioOptions {
     /// Karpenter's `SpotToSpotConsolidation` feature gate (`kerf plan --spot-to-spot`).
     #[serde(default)]
     pub spot_to_spot: bool,
+    /// `MIN_VALUES_POLICY` (`kerf plan --min-values-policy`): `Strict` (default) or
+    /// `BestEffort`.
+    #[serde(default)]
+    pub min_values_policy: Option<String>,
 }
 
 /// The `kind: Scenario` document.
@@ -152,6 +156,13 @@ pub fn plan(case: &Case) -> Planned {
     let opts = DisruptOptions {
         seed,
         spot_to_spot: s.options.spot_to_spot,
+        min_values_policy: s.options.min_values_policy.as_deref().map_or(
+            kerf_engine::model::MinValuesPolicy::Strict,
+            |p| {
+                kerf_engine::model::MinValuesPolicy::parse(p)
+                    .unwrap_or_else(|| panic!("{}: minValuesPolicy {p:?}", case.file.display()))
+            },
+        ),
         ..DisruptOptions::default()
     };
     let pending = built

@@ -151,6 +151,7 @@ fn options<C: Cluster, K: Cloud, P: Publisher>(
         max_instance_types: ctx.settings.max_instance_types,
         optimize_cost: ctx.settings.optimize_cost,
         karpenter_search: ctx.settings.karpenter_search,
+        min_values_policy: ctx.settings.min_values_policy,
         ..DisruptOptions::default()
     }
 }
