@@ -55,7 +55,7 @@ fn karpenter_taints(ts: &[karpenter::common::Taint], f: &str) -> Result<Vec<Tain
         .collect()
 }
 
-fn karpenter_requirements(
+pub(crate) fn karpenter_requirements(
     rs: &[karpenter::common::NodeSelectorRequirementWithMinValues],
     f: &str,
 ) -> Result<Vec<SelectorRequirement>, FieldError> {

@@ -8,6 +8,7 @@ pub mod budget;
 pub mod cluster;
 pub mod disruption;
 pub mod hash;
+pub mod overlay;
 pub mod pod;
 pub mod volumes;
 pub mod workload;

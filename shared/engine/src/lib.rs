@@ -13,6 +13,7 @@ pub mod cron;
 pub mod disruption;
 pub mod labels;
 pub mod model;
+pub mod overlay;
 pub mod plan;
 pub mod podreqs;
 pub mod requirements;

@@ -17,7 +17,7 @@
 //! | `KERF_CLUSTER_ENDPOINT`, `KERF_CLUSTER_CA_DATA`, `KERF_KUBERNETES_VERSION` | the join facts instead of DescribeCluster |
 //! | `KERF_INSTANCE_TYPES` | comma-separated types to restrict discovery to (tests) |
 //! | `MIN_VALUES_POLICY` | Karpenter's `--min-values-policy`: `Strict` (default) or `BestEffort` |
-//! | `KERF_FEATURE_GATES` | Karpenter's gates as `Name=true\|false,…`: `SpotToSpotConsolidation`, `RebalanceReplacement` (both off by default) |
+//! | `KERF_FEATURE_GATES` | Karpenter's gates as `Name=true\|false,…`: `SpotToSpotConsolidation`, `RebalanceReplacement`, `NodeOverlay` (all off by default) |
 
 use std::collections::BTreeMap;
 
@@ -53,6 +53,8 @@ pub struct FeatureGates {
     pub spot_to_spot_consolidation: bool,
     /// Replace a spot node when EC2 recommends rebalancing.
     pub rebalance_replacement: bool,
+    /// NodeOverlays change instance types' prices and extended resources.
+    pub node_overlay: bool,
 }
 
 impl FeatureGates {
@@ -75,9 +77,11 @@ impl FeatureGates {
             match name.trim() {
                 "SpotToSpotConsolidation" => gates.spot_to_spot_consolidation = on,
                 "RebalanceReplacement" => gates.rebalance_replacement = on,
+                "NodeOverlay" => gates.node_overlay = on,
                 other => {
                     return Err(invalid(format!(
-                        "unknown gate {other:?} (known: SpotToSpotConsolidation, RebalanceReplacement)"
+                        "unknown gate {other:?} (known: SpotToSpotConsolidation, \
+                         RebalanceReplacement, NodeOverlay)"
                     )));
                 }
             }
@@ -290,9 +294,12 @@ mod tests {
             c.feature_gates,
             FeatureGates {
                 spot_to_spot_consolidation: true,
-                rebalance_replacement: false
+                rebalance_replacement: false,
+                node_overlay: false,
             }
         );
+        let overlay = FeatureGates::parse("NodeOverlay=true").unwrap();
+        assert!(overlay.node_overlay && !overlay.spot_to_spot_consolidation);
         let off = FeatureGates::parse("").unwrap();
         assert_eq!(off, FeatureGates::default());
         let on = FeatureGates::parse(" RebalanceReplacement=true ").unwrap();

@@ -134,6 +134,7 @@ impl Runtime {
             metrics: Arc::default(),
             settings: Settings {
                 min_values_policy: self.config.min_values_policy,
+                node_overlay: self.config.feature_gates.node_overlay,
                 ..Settings::new(&self.config.cluster_name, &self.config.namespace)
             },
         })

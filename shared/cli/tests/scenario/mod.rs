@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kerf_cli::input::{Inputs, parse_into};
-use kerf_cli::snapshot::{CatalogSource, build};
+use kerf_cli::snapshot::{BuildOptions, CatalogSource, build_with};
 use kerf_engine::{DisruptOptions, Plan, Snapshot};
 use serde::Deserialize;
 use serde_json::Value;
@@ -43,6 +43,9 @@ pub struct ScenarioOptions {
     /// `BestEffort`.
     #[serde(default)]
     pub min_values_policy: Option<String>,
+    /// Karpenter's `NodeOverlay` feature gate (`KERF_FEATURE_GATES=NodeOverlay=true`).
+    #[serde(default)]
+    pub node_overlay: bool,
 }
 
 /// The `kind: Scenario` document.
@@ -151,8 +154,11 @@ pub fn plan(case: &Case) -> Planned {
     let mut inputs = Inputs::default();
     parse_into(&mut inputs, "scenario.yaml", &case.manifests).unwrap();
     let seed = inputs.seed();
-    let built =
-        build(inputs.docs, &source, now).unwrap_or_else(|e| panic!("{}: {e}", case.file.display()));
+    let gates = BuildOptions {
+        node_overlay: s.options.node_overlay,
+    };
+    let built = build_with(inputs.docs, &source, now, gates)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.file.display()));
     let opts = DisruptOptions {
         seed,
         spot_to_spot: s.options.spot_to_spot,

@@ -89,6 +89,8 @@ pub struct Snapshot {
     pub storage_classes: Vec<StorageClass>,
     /// CSINodes (nodes' attach limits per CSI driver).
     pub csi_nodes: Vec<CSINode>,
+    /// NodeOverlays (`karpenter.sh/v1alpha1`; none when the CRD is not installed).
+    pub node_overlays: Vec<kerf_api::v1alpha1::NodeOverlay>,
     /// The list resourceVersion of each collection, keyed by plural.
     pub resource_versions: BTreeMap<&'static str, String>,
 }
