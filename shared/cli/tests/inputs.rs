@@ -295,8 +295,12 @@ fn built_with_overlay(gate: bool) -> kerf_cli::snapshot::Built {
         "metadata": {"name": "everything-free"}, "spec": {"price": "0"}
     });
     let mut inputs = kerf_cli::input::Inputs::default();
-    kerf_cli::input::parse_into(&mut inputs, "scenario.yaml", &yaml(&[pool("default"), overlay]))
-        .unwrap();
+    kerf_cli::input::parse_into(
+        &mut inputs,
+        "scenario.yaml",
+        &yaml(&[pool("default"), overlay]),
+    )
+    .unwrap();
     let cat = kerf_catalog::file::from_json(&catalog_json(&[])).unwrap();
     let source = kerf_cli::snapshot::CatalogSource::File(std::sync::Arc::new(cat));
     let gates = kerf_cli::snapshot::BuildOptions { node_overlay: gate };
@@ -330,7 +334,13 @@ fn node_overlays_apply_only_with_their_feature_gate() {
 #[test]
 fn feature_gates_read_as_the_functions_read_them() {
     use kerf_cli::commands::gate;
-    assert!(gate("SpotToSpotConsolidation=false,NodeOverlay=true", "NodeOverlay").unwrap());
+    assert!(
+        gate(
+            "SpotToSpotConsolidation=false,NodeOverlay=true",
+            "NodeOverlay"
+        )
+        .unwrap()
+    );
     assert!(!gate("", "NodeOverlay").unwrap());
     assert!(!gate("NodeOverlay=false", "NodeOverlay").unwrap());
     assert!(gate("NodeOverlay=yes", "NodeOverlay").is_err());
