@@ -130,6 +130,10 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         view = View::read_with(ctx, true).await?;
     }
     let conv = view.convert(ctx);
+    if ctx.settings.node_overlay {
+        let pools = &conv.snapshot.node_pools;
+        crate::overlays::refresh(ctx, &view.snap.node_overlays, pools).await;
+    }
     let plan = kerf_engine::disrupt(&conv.snapshot, &o);
     mark_drifted(ctx, &view, &plan, &mut report).await?;
     report.consolidatable = consolidatable::mark(ctx, &view, &conv.snapshot).await?;
