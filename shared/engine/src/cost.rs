@@ -10,7 +10,7 @@ use kerf_catalog::{CapacityType, Catalog, InstanceType};
 use crate::labels;
 use crate::model::{NodePool, Snapshot};
 use crate::plan::{CostLimit, Launch};
-use crate::pools::{Off, TypeCtx, offering_allowed, pool_requirements};
+use crate::pools::{Off, PoolCtx, TypeCtx, offering_allowed, pool_requirements};
 use crate::requirements::Requirements;
 use crate::res::ResIndex;
 
@@ -118,6 +118,26 @@ pub(crate) fn priced<'a>(mut t: TypeCtx<'a>, np: &NodePool, ix: &ResIndex) -> Ty
         t.capacity.0[slot] = micro(dearest(&t.offerings));
     }
     t
+}
+
+/// What a dollar-limited pool has left per hour (`None`: no dollar limit).
+pub(crate) fn left(pool: &PoolCtx<'_>) -> Option<f64> {
+    let slot = cost_slot(pool)?;
+    let have = pool.remaining.as_ref()?.0[slot];
+    (have != i64::MAX).then(|| (have.max(0) as f64) / 1e6)
+}
+
+/// True when type `t` of the pool costs no more than its dollar limit leaves.
+pub(crate) fn affordable(pool: &PoolCtx<'_>, t: usize) -> bool {
+    let (Some(slot), Some(r)) = (cost_slot(pool), pool.remaining.as_ref()) else {
+        return true;
+    };
+    r.0[slot] == i64::MAX || pool.types[t].capacity.0[slot] <= r.0[slot]
+}
+
+fn cost_slot(pool: &PoolCtx<'_>) -> Option<usize> {
+    pool.np.max_cost_per_hour?;
+    pool.resource_names.iter().position(|n| n == COST_RESOURCE)
 }
 
 /// Each dollar-limited pool's limit, current cost and what `launches` are charged.

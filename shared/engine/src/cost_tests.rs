@@ -132,7 +132,7 @@ fn pods_beyond_the_limit_are_unschedulable_and_without_a_limit_they_launch() {
     assert!(
         limited.unschedulable[0]
             .reason
-            .contains("exceed the nodepool limits"),
+            .contains("exceed the nodepool limits (kerf.dev/max-cost-per-hour: $0.0500/hour left)"),
         "{}",
         limited.unschedulable[0].reason
     );
