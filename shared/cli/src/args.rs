@@ -120,8 +120,32 @@ pub struct PlanArgs {
     /// SpotToSpotConsolidation feature gate).
     #[arg(long)]
     pub spot_to_spot: bool,
+    /// What to do when a NodeClaim cannot meet a requirement's minValues: refuse it
+    /// (Strict) or lower minValues to what it reaches and mark it (BestEffort), as
+    /// Karpenter's --min-values-policy. Default: the MIN_VALUES_POLICY environment variable,
+    /// else Strict.
+    #[arg(long, value_enum)]
+    pub min_values_policy: Option<MinValuesPolicyArg>,
     #[arg(long, short, value_enum, default_value_t = Output::Table)]
     pub output: Output,
+}
+
+/// Karpenter's `--min-values-policy` values, spelled as Karpenter spells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MinValuesPolicyArg {
+    #[value(name = "Strict")]
+    Strict,
+    #[value(name = "BestEffort")]
+    BestEffort,
+}
+
+impl From<MinValuesPolicyArg> for kerf_engine::model::MinValuesPolicy {
+    fn from(a: MinValuesPolicyArg) -> Self {
+        match a {
+            MinValuesPolicyArg::Strict => kerf_engine::model::MinValuesPolicy::Strict,
+            MinValuesPolicyArg::BestEffort => kerf_engine::model::MinValuesPolicy::BestEffort,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]

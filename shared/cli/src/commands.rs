@@ -8,7 +8,7 @@ use kerf_engine::{DisruptOptions, Plan};
 
 use crate::args::{CatalogArgs, Mode, Output, PlanArgs};
 use crate::error::{CliError, Locate};
-use crate::snapshot::{CatalogSource, build};
+use crate::snapshot::{BuildOptions, CatalogSource, build_with};
 use crate::{input, region};
 
 /// What a command prints.
@@ -41,10 +41,14 @@ pub fn plan(a: &PlanArgs, now_default: i64) -> Result<Outcome, CliError> {
         }
     };
     let seed = inputs.seed();
-    let built = build(inputs.docs, &source, now)?;
+    let gates = BuildOptions {
+        node_overlay: gate_from_env("NodeOverlay")?,
+    };
+    let built = build_with(inputs.docs, &source, now, gates)?;
     let opts = DisruptOptions {
         seed,
         spot_to_spot: a.spot_to_spot,
+        min_values_policy: min_values_policy(a.min_values_policy)?,
         ..DisruptOptions::default()
     };
     let plan = match a.mode {
@@ -57,6 +61,50 @@ pub fn plan(a: &PlanArgs, now_default: i64) -> Result<Outcome, CliError> {
         warnings: built.warnings,
         notes,
     })
+}
+
+/// Whether Karpenter's feature gate `name` is on in `KERF_FEATURE_GATES` (`Name=true,…`, as
+/// the functions read it; off when absent).
+fn gate_from_env(name: &str) -> Result<bool, CliError> {
+    let text = std::env::var("KERF_FEATURE_GATES").unwrap_or_default();
+    gate(&text, name)
+}
+
+/// Whether gate `name` is on in `Name=true|false,…`.
+pub fn gate(text: &str, name: &str) -> Result<bool, CliError> {
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(CliError::Usage(format!(
+                "KERF_FEATURE_GATES: {part:?} is not Name=true|false"
+            )));
+        };
+        if k.trim() == name {
+            return match v.trim() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                other => Err(CliError::Usage(format!(
+                    "KERF_FEATURE_GATES: {name}: {other:?} is not true or false"
+                ))),
+            };
+        }
+    }
+    Ok(false)
+}
+
+/// `--min-values-policy`, else `MIN_VALUES_POLICY`, else Strict.
+fn min_values_policy(
+    flag: Option<crate::args::MinValuesPolicyArg>,
+) -> Result<kerf_engine::model::MinValuesPolicy, CliError> {
+    use kerf_engine::model::MinValuesPolicy;
+    if let Some(f) = flag {
+        return Ok(f.into());
+    }
+    match std::env::var("MIN_VALUES_POLICY") {
+        Ok(v) if !v.trim().is_empty() => MinValuesPolicy::parse(v.trim()).ok_or_else(|| {
+            CliError::Usage(format!("MIN_VALUES_POLICY {v:?}: not Strict or BestEffort"))
+        }),
+        _ => Ok(MinValuesPolicy::Strict),
+    }
 }
 
 /// Renders a plan as JSON or tables.

@@ -13,6 +13,7 @@ pub mod fastyaml;
 pub mod from_aws;
 pub mod input;
 pub mod migrate;
+pub mod overlays;
 mod parallel;
 pub mod region;
 pub mod sim;

@@ -47,10 +47,28 @@ struct Collected {
     workloads: Vec<(Workload, Location)>,
     pools: Vec<(karpenter::NodePool, Location)>,
     classes: BTreeMap<String, (karpenter::EC2NodeClass, Location)>,
+    overlays: Vec<(kerf_api::v1alpha1::NodeOverlay, Location)>,
+}
+
+/// Karpenter's feature gates that change how the input is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// The `NodeOverlay` gate: NodeOverlays in the input change prices and capacity.
+    pub node_overlay: bool,
 }
 
 /// Converts every document; the first bad one is an error naming file, document and field.
 pub fn build(docs: Vec<Doc>, source: &CatalogSource, now: i64) -> Result<Built, CliError> {
+    build_with(docs, source, now, BuildOptions::default())
+}
+
+/// [`build`] with feature gates.
+pub fn build_with(
+    docs: Vec<Doc>,
+    source: &CatalogSource,
+    now: i64,
+    opts: BuildOptions,
+) -> Result<Built, CliError> {
     let mut snap = Snapshot {
         now,
         ..Default::default()
@@ -102,6 +120,12 @@ pub fn build(docs: Vec<Doc>, source: &CatalogSource, now: i64) -> Result<Built, 
     kerf_convert::volumes::apply_limits(&mut snap.nodes, &c.limits);
     snap.pods = c.pods;
     snap.node_pools = pools(&c.pools, &c.classes, source, &mut warnings)?;
+    crate::overlays::apply(
+        &mut snap.node_pools,
+        &c.overlays,
+        opts.node_overlay,
+        &mut warnings,
+    )?;
     for (nc, at) in c.classes.values() {
         snap.node_classes
             .push(kerf_convert::disruption::node_class(nc).map_err(|e| e.at(at))?);
@@ -255,6 +279,7 @@ fn collect(
                 .push(kerf_convert::disruption::pdb(&b).map_err(|e| e.at(at))?);
         }
         ("karpenter.sh/v1", "NodePool") => c.pools.push((typed(doc)?, at.clone())),
+        ("karpenter.sh/v1alpha1", "NodeOverlay") => c.overlays.push((typed(doc)?, at.clone())),
         ("v1", "PersistentVolumeClaim") => {
             let pvc: core::PersistentVolumeClaim = typed(doc)?;
             c.storage.add_claim(&pvc).map_err(|e| e.at(at))?;

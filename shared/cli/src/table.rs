@@ -68,6 +68,7 @@ pub fn plan(p: &Plan) -> String {
         out.push_str(&columns(&rows));
     }
     disruptions(p, &mut out);
+    cost_limits(p, &mut out);
     let s = &p.summary;
     let _ = writeln!(
         out,
@@ -89,6 +90,30 @@ pub fn plan(p: &Plan) -> String {
         );
     }
     out
+}
+
+/// NodePools with a dollar limit: the limit, what runs now, what the plan is charged, and
+/// what is left (USD per hour).
+fn cost_limits(p: &Plan, out: &mut String) {
+    if p.cost_limits.is_empty() {
+        return;
+    }
+    let mut rows = vec![
+        ["NODEPOOL", "MAX $/HOUR", "CURRENT", "PLANNED", "REMAINING"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    rows.extend(p.cost_limits.iter().map(|c| {
+        vec![
+            c.node_pool.clone(),
+            money(c.max_cost_per_hour),
+            money(c.current_cost_per_hour),
+            money(c.planned_cost_per_hour),
+            money(c.remaining_per_hour),
+        ]
+    }));
+    out.push('\n');
+    out.push_str(&columns(&rows));
 }
 
 /// `1 node`, `2 nodes`: a count and its noun, plural unless the count is one.

@@ -241,3 +241,108 @@ fn a_plan_without_launches_costs_zero_not_negative_zero() {
     let json = serde_json::to_string(&p).unwrap();
     assert!(json.contains("\"newHourlyCost\":0.0"), "{json}");
 }
+
+fn budgeted(value: &str) -> serde_json::Value {
+    let mut np = pool("default");
+    np["metadata"]["annotations"] = json!({"kerf.dev/max-cost-per-hour": value});
+    np
+}
+
+#[test]
+fn a_bad_dollar_limit_names_the_nodepool_the_annotation_and_the_problem() {
+    for (value, why) in [("25,00", "is not a number"), ("-1", "is negative")] {
+        let e = plan_err(&yaml(&[budgeted(value), pod("p", "1", "1Gi")]));
+        assert!(
+            e.contains("scenario.yaml")
+                && e.contains("NodePool/default")
+                && e.contains("kerf.dev/max-cost-per-hour")
+                && e.contains(&format!("{value:?}"))
+                && e.contains(why),
+            "{value}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_dollar_limited_pool_is_shown_in_the_table_and_the_json() {
+    let p = plan(&[budgeted("25.00"), pod("p", "1", "1Gi")]);
+    assert_eq!(p.cost_limits.len(), 1);
+    let table = kerf_cli::table::plan(&p);
+    assert!(
+        table.contains("NODEPOOL") && table.contains("MAX $/HOUR") && table.contains("25.0000"),
+        "{table}"
+    );
+    let v = serde_json::to_value(&p).unwrap();
+    let c = &v["costLimits"][0];
+    assert_eq!(c["nodePool"], "default");
+    assert_eq!(c["maxCostPerHour"], 25.0);
+    for f in [
+        "currentCostPerHour",
+        "plannedCostPerHour",
+        "remainingPerHour",
+    ] {
+        assert!(c[f].is_number(), "costLimits[].{f}: {c}");
+    }
+    // Without the annotation the field is left out, so existing output is unchanged.
+    let plain = serde_json::to_value(plan(&[pool("default"), pod("p", "1", "1Gi")])).unwrap();
+    assert!(plain.get("costLimits").is_none());
+    assert!(!kerf_cli::table::plan(&plan(&[pool("default")])).contains("MAX $/HOUR"));
+}
+
+fn built_with_overlay(gate: bool) -> kerf_cli::snapshot::Built {
+    let overlay = json!({
+        "apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay",
+        "metadata": {"name": "everything-free"}, "spec": {"price": "0"}
+    });
+    let mut inputs = kerf_cli::input::Inputs::default();
+    kerf_cli::input::parse_into(
+        &mut inputs,
+        "scenario.yaml",
+        &yaml(&[pool("default"), overlay]),
+    )
+    .unwrap();
+    let cat = kerf_catalog::file::from_json(&catalog_json(&[])).unwrap();
+    let source = kerf_cli::snapshot::CatalogSource::File(std::sync::Arc::new(cat));
+    let gates = kerf_cli::snapshot::BuildOptions { node_overlay: gate };
+    kerf_cli::snapshot::build_with(inputs.docs, &source, 0, gates).unwrap()
+}
+
+#[test]
+fn node_overlays_apply_only_with_their_feature_gate() {
+    let prices = |b: &kerf_cli::snapshot::Built| -> Vec<f64> {
+        b.snapshot.node_pools[0]
+            .catalog
+            .instance_types
+            .iter()
+            .flat_map(|t| t.offerings.iter().map(|o| o.price))
+            .collect()
+    };
+    let off = built_with_overlay(false);
+    assert!(prices(&off).iter().all(|p| *p > 0.0));
+    assert!(
+        off.warnings
+            .iter()
+            .any(|w| w.contains("NodeOverlay(s) skipped") && w.contains("NodeOverlay=true")),
+        "{:?}",
+        off.warnings
+    );
+    let on = built_with_overlay(true);
+    assert!(prices(&on).iter().all(|p| *p == 0.0));
+    assert!(on.warnings.is_empty(), "{:?}", on.warnings);
+}
+
+#[test]
+fn feature_gates_read_as_the_functions_read_them() {
+    use kerf_cli::commands::gate;
+    assert!(
+        gate(
+            "SpotToSpotConsolidation=false,NodeOverlay=true",
+            "NodeOverlay"
+        )
+        .unwrap()
+    );
+    assert!(!gate("", "NodeOverlay").unwrap());
+    assert!(!gate("NodeOverlay=false", "NodeOverlay").unwrap());
+    assert!(gate("NodeOverlay=yes", "NodeOverlay").is_err());
+    assert!(gate("NodeOverlay", "NodeOverlay").is_err());
+}

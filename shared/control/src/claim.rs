@@ -50,6 +50,9 @@ pub fn new_claim(pool: &NodePool, class: Option<&EC2NodeClass>, launch: &Launch)
         kerf_labels::NODEPOOL_HASH_VERSION.into(),
         kerf_labels::KERF_NODEPOOL_HASH_VERSION.into(),
     );
+    if launch.min_values_relaxed {
+        annotations.insert(kerf_labels::MIN_VALUES_RELAXED.into(), "true".into());
+    }
     if let Some(c) = class {
         annotations.insert(
             kerf_labels::aws::EC2NODECLASS_HASH.into(),

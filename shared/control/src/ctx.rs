@@ -40,6 +40,10 @@ pub struct Settings {
     pub validate_emptiness: bool,
     /// Concurrent API calls per step (NodeClaim creates, launches, events).
     pub concurrency: usize,
+    /// Karpenter's `NodeOverlay` feature gate: NodeOverlays change each pool's catalog.
+    pub node_overlay: bool,
+    /// `MIN_VALUES_POLICY`: Karpenter's `--min-values-policy`.
+    pub min_values_policy: kerf_engine::model::MinValuesPolicy,
 }
 
 impl Settings {
@@ -58,6 +62,8 @@ impl Settings {
             ami_refresh: None,
             validate_emptiness: false,
             concurrency: 32,
+            min_values_policy: kerf_engine::model::MinValuesPolicy::Strict,
+            node_overlay: false,
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod metrics;
 pub mod names;
 pub mod nodeclass;
 pub mod nodepool;
+pub mod overlays;
 pub mod provision;
 pub mod register;
 pub mod retire;

@@ -33,6 +33,9 @@ pub mod names {
     pub const TIMERS_SENT: &str = "kerf_timers_sent_total";
     /// Hourly price of each NodePool's live NodeClaims (Kerf's own: no Karpenter metric says it).
     pub const NODEPOOL_COST_PER_HOUR: &str = "kerf_nodepool_cost_per_hour";
+    /// Each dollar-limited NodePool's `kerf.dev/max-cost-per-hour` (Kerf's own), charted
+    /// beside its cost.
+    pub const NODEPOOL_MAX_COST_PER_HOUR: &str = "kerf_nodepool_max_cost_per_hour";
     pub const INTERRUPTION_RECEIVED: &str = "karpenter_interruption_received_messages_total";
     pub const INTERRUPTION_DELETED: &str = "karpenter_interruption_deleted_messages_total";
     pub const INTERRUPTION_QUEUE_DURATION: &str =

@@ -1,7 +1,13 @@
 //! NodePool status, as Karpenter's counter and readiness controllers write it: the pool's
 //! node count and summed node capacity (`kubectl get nodepools` shows NODES), and the
-//! `NodeClassReady`, `ValidationSucceeded` and `Ready` conditions (READY). Written only when
-//! it changed.
+//! `NodeClassReady`, `ValidationSucceeded` and `Ready` conditions (READY), and Kerf's own
+//! `kerf.dev/CostWithinLimit` for a pool with a dollar limit (`kerf.dev/max-cost-per-hour`).
+//! Written only when it changed.
+//!
+//! A dollar limit that does not parse fails `ValidationSucceeded`, so the pool is not
+//! `Ready`; the provisioner also leaves such a pool out (the conversion refuses it) and logs
+//! a warning. A typo in a spending cap must not lift the cap, and Karpenter treats a NodePool
+//! that fails validation the same way: it launches nothing until it is fixed.
 
 use std::collections::BTreeMap;
 
@@ -76,11 +82,55 @@ fn class_ready(pool: &NodePool, classes: &[EC2NodeClass]) -> (Condition, Option<
     (c, class.metadata.generation)
 }
 
-/// The status `pool` should have.
+/// Kerf's condition on a pool with a dollar limit.
+pub const COST_WITHIN_LIMIT: &str = "kerf.dev/CostWithinLimit";
+
+/// `ValidationSucceeded`, failed by a dollar limit that does not parse.
+fn validation(pool: &NodePool) -> Condition {
+    match kerf_convert::budget::max_cost_per_hour(pool) {
+        Ok(_) => condition(
+            "ValidationSucceeded",
+            ConditionStatus::True,
+            "ValidationSucceeded",
+            "",
+        ),
+        Err(e) => condition(
+            "ValidationSucceeded",
+            ConditionStatus::False,
+            "InvalidCostLimit",
+            &e.message,
+        ),
+    }
+}
+
+/// `kerf.dev/CostWithinLimit` for a pool whose NodeClaims cost `cost` per hour: True while
+/// the cost is under the limit, False once it reached it; `None` without a (valid) limit.
+fn cost_condition(pool: &NodePool, cost: f64) -> Option<Condition> {
+    let max = kerf_convert::budget::max_cost_per_hour(pool).ok()??;
+    let message = format!("${cost:.2}/h of ${max:.2}/h");
+    Some(if cost < max {
+        condition(
+            COST_WITHIN_LIMIT,
+            ConditionStatus::True,
+            "WithinLimit",
+            &message,
+        )
+    } else {
+        condition(
+            COST_WITHIN_LIMIT,
+            ConditionStatus::False,
+            "LimitReached",
+            &message,
+        )
+    })
+}
+
+/// The status `pool` should have; `cost` is what its NodeClaims cost per hour.
 pub fn status(
     pool: &NodePool,
     claims: &[NodeClaim],
     classes: &[EC2NodeClass],
+    cost: f64,
     now: jiff::Timestamp,
 ) -> NodePoolStatus {
     let name = pool.metadata.name.as_deref().unwrap_or_default();
@@ -89,37 +139,45 @@ pub fn status(
         .filter(|c| pool_name(c) == Some(name))
         .collect();
     let (class, generation) = class_ready(pool, classes);
-    let validated = condition(
-        "ValidationSucceeded",
-        ConditionStatus::True,
-        "ValidationSucceeded",
-        "",
-    );
-    let ready = if class.status == ConditionStatus::True {
+    let validated = validation(pool);
+    let failed: Vec<String> = [&class, &validated]
+        .iter()
+        .filter(|c| c.status != ConditionStatus::True)
+        .map(|c| format!("{}=False", c.type_))
+        .collect();
+    let ready = if failed.is_empty() {
         condition("Ready", ConditionStatus::True, "Ready", "")
     } else {
         condition(
             "Ready",
             ConditionStatus::False,
             "UnhealthyDependents",
-            "NodeClassReady=False",
+            &failed.join(", "),
         )
     };
     let old = pool.status.clone().unwrap_or_default();
+    let mut updates = vec![class, validated, ready];
+    let mut kept = old.conditions.clone();
+    match cost_condition(pool, cost) {
+        Some(c) => updates.push(c),
+        None => kept.retain(|c| c.type_ != COST_WITHIN_LIMIT),
+    }
     NodePoolStatus {
         resources: resources(&mine),
         nodes: Some(mine.len() as i64),
         node_class_observed_generation: generation,
-        conditions: upsert_conditions(&old.conditions, &[class, validated, ready], now),
+        conditions: upsert_conditions(&kept, &updates, now),
     }
 }
 
-/// Refreshes the status of every pool; returns how many changed.
+/// Refreshes the status of every pool (`costs`: what each pool's NodeClaims cost per hour);
+/// returns how many changed.
 pub async fn refresh<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     pools: &[NodePool],
     claims: &[NodeClaim],
     classes: &[EC2NodeClass],
+    costs: &BTreeMap<String, f64>,
 ) -> usize {
     let mut changed = 0;
     for pool in pools
@@ -127,7 +185,8 @@ pub async fn refresh<C: Cluster, K: Cloud, P: Publisher>(
         .filter(|p| p.metadata.deletion_timestamp.is_none())
     {
         let name = pool.metadata.name.clone().unwrap_or_default();
-        let next = status(pool, claims, classes, ctx.now());
+        let cost = costs.get(&name).copied().unwrap_or(0.0);
+        let next = status(pool, claims, classes, cost, ctx.now());
         if pool.status.as_ref() == Some(&next) {
             continue;
         }

@@ -68,6 +68,7 @@ fn counts_the_pools_claims_and_sums_their_capacity() {
         &pool("default"),
         &claims,
         &[class(true)],
+        0.0,
         jiff::Timestamp::UNIX_EPOCH,
     );
     assert_eq!(s.nodes, Some(2));
@@ -84,12 +85,12 @@ fn counts_the_pools_claims_and_sums_their_capacity() {
 #[test]
 fn a_missing_or_unready_class_makes_the_pool_not_ready() {
     let t = jiff::Timestamp::UNIX_EPOCH;
-    let missing = status(&pool("gone"), &[], &[class(true)], t);
+    let missing = status(&pool("gone"), &[], &[class(true)], 0.0, t);
     assert_eq!(missing.nodes, Some(0));
     assert!(missing.resources.is_empty());
     assert_eq!(find(&missing, "NodeClassReady").reason, "NodeClassNotFound");
     assert_eq!(find(&missing, "Ready").status, ConditionStatus::False);
-    let unready = status(&pool("default"), &[], &[class(false)], t);
+    let unready = status(&pool("default"), &[], &[class(false)], 0.0, t);
     assert_eq!(find(&unready, "NodeClassReady").reason, "NodeClassNotReady");
     assert_eq!(find(&unready, "Ready").status, ConditionStatus::False);
 }
@@ -98,8 +99,60 @@ fn a_missing_or_unready_class_makes_the_pool_not_ready() {
 fn an_unchanged_status_keeps_its_transition_times() {
     let t0 = jiff::Timestamp::UNIX_EPOCH;
     let mut p = pool("default");
-    p.status = Some(status(&p, &[], &[class(true)], t0));
+    p.status = Some(status(&p, &[], &[class(true)], 0.0, t0));
     let later = t0 + jiff::SignedDuration::from_hours(1);
     // Same inputs an hour later: equal, so refresh writes nothing.
-    assert_eq!(p.status, Some(status(&p, &[], &[class(true)], later)));
+    assert_eq!(p.status, Some(status(&p, &[], &[class(true)], 0.0, later)));
+}
+
+fn limited(value: &str) -> NodePool {
+    let mut p = pool("default");
+    p.metadata.annotations = Some(
+        [(
+            kerf_labels::MAX_COST_PER_HOUR.to_string(),
+            value.to_string(),
+        )]
+        .into(),
+    );
+    p
+}
+
+#[test]
+fn a_dollar_limit_shows_the_cost_against_it() {
+    let t = jiff::Timestamp::UNIX_EPOCH;
+    let under = status(&limited("25.00"), &[], &[class(true)], 12.345, t);
+    let c = find(&under, COST_WITHIN_LIMIT);
+    assert_eq!(c.status, ConditionStatus::True);
+    assert_eq!(c.reason, "WithinLimit");
+    assert_eq!(c.message, "$12.35/h of $25.00/h");
+    assert_eq!(find(&under, "Ready").status, ConditionStatus::True);
+    let full = status(&limited("25"), &[], &[class(true)], 25.0, t);
+    let c = find(&full, COST_WITHIN_LIMIT);
+    assert_eq!(c.status, ConditionStatus::False);
+    assert_eq!(c.reason, "LimitReached");
+    // A pool without the annotation has no such condition, and loses a stale one.
+    let mut p = pool("default");
+    p.status = Some(full);
+    let none = status(&p, &[], &[class(true)], 25.0, t);
+    assert!(none.conditions.iter().all(|c| c.type_ != COST_WITHIN_LIMIT));
+}
+
+#[test]
+fn a_bad_dollar_limit_fails_validation_and_readiness() {
+    let t = jiff::Timestamp::UNIX_EPOCH;
+    let s = status(&limited("25,00"), &[], &[class(true)], 1.0, t);
+    let v = find(&s, "ValidationSucceeded");
+    assert_eq!(v.status, ConditionStatus::False);
+    assert_eq!(v.reason, "InvalidCostLimit");
+    assert!(
+        v.message.contains("NodePool \"default\"")
+            && v.message.contains("kerf.dev/max-cost-per-hour")
+            && v.message.contains("is not a number"),
+        "{}",
+        v.message
+    );
+    let r = find(&s, "Ready");
+    assert_eq!(r.status, ConditionStatus::False);
+    assert_eq!(r.message, "ValidationSucceeded=False");
+    assert!(s.conditions.iter().all(|c| c.type_ != COST_WITHIN_LIMIT));
 }

@@ -194,6 +194,11 @@ impl View {
                 ),
             }
         }
+        let overlays = if ctx.settings.node_overlay {
+            crate::overlays::converted(&self.snap.node_overlays, &ctx.log)
+        } else {
+            Vec::new()
+        };
         for np in &self.snap.node_pools {
             let class = &np.spec.template.spec.node_class_ref.name;
             let (catalog, unready) = match (self.catalogs.get(class), self.unloaded.get(class)) {
@@ -202,9 +207,11 @@ impl View {
                 (None, None) => continue,
             };
             match cluster::node_pool(np, catalog) {
-                Ok(x) if !x.deleting => s
-                    .node_pools
-                    .push(kerf_engine::model::NodePool { unready, ..x }),
+                Ok(x) if !x.deleting => s.node_pools.push(crate::overlays::apply(
+                    kerf_engine::model::NodePool { unready, ..x },
+                    &overlays,
+                    &ctx.log,
+                )),
                 Ok(_) => {}
                 Err(e) => warn(
                     "NodePool",

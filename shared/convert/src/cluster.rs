@@ -55,7 +55,7 @@ fn karpenter_taints(ts: &[karpenter::common::Taint], f: &str) -> Result<Vec<Tain
         .collect()
 }
 
-fn karpenter_requirements(
+pub(crate) fn karpenter_requirements(
     rs: &[karpenter::common::NodeSelectorRequirementWithMinValues],
     f: &str,
 ) -> Result<Vec<SelectorRequirement>, FieldError> {
@@ -239,6 +239,7 @@ pub fn node_pool(np: &karpenter::NodePool, catalog: Arc<Catalog>) -> Result<Node
         hash_version: kerf_labels::KERF_NODEPOOL_HASH_VERSION.to_string(),
         replicas: np.spec.replicas,
         unready: None,
+        max_cost_per_hour: crate::budget::max_cost_per_hour(np)?,
     })
 }
 

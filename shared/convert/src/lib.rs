@@ -4,9 +4,11 @@
 //! snapshot, so both decide on exactly the same model. Everything the engine relies on
 //! (quantities, operators, effects) is validated here, and an error names the field.
 
+pub mod budget;
 pub mod cluster;
 pub mod disruption;
 pub mod hash;
+pub mod overlay;
 pub mod pod;
 pub mod volumes;
 pub mod workload;

@@ -9,7 +9,7 @@ use kerf_engine::model::{
     AffinityTerm, Effect, HostPort, LabelSelector, Pod, PodSpec, Taint, Toleration, TopologySpread,
     WeightedTerm, WhenUnsatisfiable,
 };
-use kerf_engine::podreqs::{ContainerResources, effective_requests};
+use kerf_engine::podreqs::{ContainerResources, effective_pod_requests};
 use kerf_engine::requirements::{Operator, Requirement, SelectorRequirement};
 
 use super::{labels, resources, timestamp};
@@ -126,8 +126,24 @@ fn requests(s: &core::PodSpec, f: &str) -> Result<kerf_catalog::Resources, Field
             )
         })
         .collect::<Result<_, _>>()?;
+    let pod_level = s
+        .resources
+        .as_ref()
+        .map(|r| -> Result<ContainerResources, FieldError> {
+            Ok(ContainerResources {
+                requests: resources(&format!("{f}.resources.requests"), r.requests.as_ref())?,
+                limits: resources(&format!("{f}.resources.limits"), r.limits.as_ref())?,
+                sidecar: false,
+            })
+        })
+        .transpose()?;
     let overhead = resources(&format!("{f}.overhead"), s.overhead.as_ref())?;
-    Ok(effective_requests(&containers, &inits, &overhead))
+    Ok(effective_pod_requests(
+        &containers,
+        &inits,
+        pod_level.as_ref(),
+        &overhead,
+    ))
 }
 
 fn host_ports(s: &core::PodSpec) -> Vec<HostPort> {

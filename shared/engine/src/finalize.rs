@@ -6,10 +6,11 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::{FxHashSet, FxHasher};
 
 use crate::labels;
+use crate::model::{MinValuesPolicy, Options};
 use crate::open::min_values_satisfied;
 use crate::plan::{Launch, Nomination, Plan, ReasonKind, Unschedulable};
 use crate::pools::{PoolCtx, TypeCtx};
-use crate::requirements::Requirement;
+use crate::requirements::{Requirement, Requirements};
 use crate::res::{Res, ResIndex};
 use crate::scheduler::Run;
 use crate::slots::{Slot, SlotKind, ports_conflict};
@@ -49,13 +50,9 @@ pub fn evaluate(run: &Run<'_>) -> (usize, f64) {
 
 /// Builds the plan of a run. Claims whose options break minValues after truncation are
 /// dropped and their pods reported.
-pub fn plan(
-    run: &Run<'_>,
-    ix: &ResIndex,
-    max_types: usize,
-    seed: u64,
-    taken: &FxHashSet<String>,
-) -> Plan {
+pub fn plan(run: &Run<'_>, ix: &ResIndex, opts: &Options, taken: &FxHashSet<String>) -> Plan {
+    let (max_types, seed) = (opts.max_instance_types, opts.seed);
+    let best_effort = opts.min_values_policy == MinValuesPolicy::BestEffort;
     let mut plan = Plan::new();
     let mut names = taken.clone();
     let mut lost: Vec<(usize, String)> = Vec::new();
@@ -68,7 +65,7 @@ pub fn plan(
         };
         let pc = &run.pools[pool];
         let used = pc.types[target].usable.minus(&slot.free);
-        match launch(run, slot, pc, target, &used, ix, max_types) {
+        match launch(run, slot, pc, target, &used, ix, max_types, best_effort) {
             Ok(mut l) => {
                 l.node_claim = name(pc.name(), seed, &mut names);
                 plan.launches.push(l);
@@ -100,6 +97,7 @@ pub fn plan(
     plan
 }
 
+#[allow(clippy::too_many_arguments)]
 fn launch(
     run: &Run<'_>,
     slot: &Slot,
@@ -108,6 +106,7 @@ fn launch(
     used: &Res,
     ix: &ResIndex,
     max_types: usize,
+    best_effort: bool,
 ) -> Result<Launch, String> {
     // The compatible list is already cheapest first; keep the types that fit, and in a
     // limited pool only those no larger than what the claim was charged (its sizing type),
@@ -120,12 +119,17 @@ fn launch(
         .filter(|t| option_fits(pc, t, slot, used, charge))
         .take(max_types)
         .collect();
-    min_values_satisfied(&slot.reqs, &types).map_err(|e| {
-        format!(
-            "nodepool {:?}: {e} after truncating to {max_types} instance types",
-            pc.name()
-        )
-    })?;
+    let mut reqs = slot.reqs.clone();
+    let relaxed = match min_values_satisfied(&slot.reqs, &types) {
+        Ok(()) => false,
+        Err(_) if best_effort => relax_min_values(&mut reqs, &types),
+        Err(e) => {
+            return Err(format!(
+                "nodepool {:?}: {e} after truncating to {max_types} instance types",
+                pc.name()
+            ));
+        }
+    };
     let Some(best) = types.first() else {
         return Err(format!(
             "nodepool {:?}: no instance type fits the claim",
@@ -135,7 +139,6 @@ fn launch(
     let off = best
         .cheapest(&slot.reqs)
         .ok_or_else(|| "no offering".to_string())?;
-    let mut reqs = slot.reqs.clone();
     reqs.remove(labels::NODEPOOL);
     reqs.add(
         labels::INSTANCE_TYPE,
@@ -164,7 +167,31 @@ fn launch(
         requirements: reqs.to_selectors(),
         pods: slot.pods.iter().map(|&i| run.pods[i].pod.key()).collect(),
         requests: ix.resources(&requests).to_strings(),
+        min_values_relaxed: relaxed,
     })
+}
+
+/// `MIN_VALUES_POLICY=BestEffort`: lowers every `minValues` the options do not reach to the
+/// number of distinct values they have (dropped when they have none); true when one was.
+fn relax_min_values(reqs: &mut Requirements, types: &[&TypeCtx<'_>]) -> bool {
+    let short: Vec<(String, u32)> = reqs
+        .iter()
+        .filter_map(|(key, r)| {
+            let min = r.min_values?;
+            let mut vals: Vec<&str> = types.iter().filter_map(|t| t.label(key)).collect();
+            vals.sort_unstable();
+            vals.dedup();
+            let have = vals.len() as u32;
+            (have < min).then(|| (key.clone(), have))
+        })
+        .collect();
+    for (key, have) in &short {
+        if let Some(mut r) = reqs.remove(key) {
+            r.min_values = (*have > 0).then_some(*have);
+            reqs.add(key, r);
+        }
+    }
+    !short.is_empty()
 }
 
 /// An option a claim may offer: it holds the claim's pods with their DaemonSets, has no

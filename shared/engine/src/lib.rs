@@ -8,10 +8,12 @@
 //! launches by comparing packing policies and resizing every new claim to its cheapest fit.
 
 pub mod confpack;
+pub mod cost;
 pub mod cron;
 pub mod disruption;
 pub mod labels;
 pub mod model;
+pub mod overlay;
 pub mod plan;
 pub mod podreqs;
 pub mod requirements;
@@ -53,7 +55,9 @@ use crate::scheduler::Run;
 /// Plans capacity for the snapshot's pending pods.
 pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
     let taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
-    provision_with(snap, opts, &taken)
+    let mut plan = provision_with(snap, opts, &taken);
+    plan.cost_limits = cost::limits(snap, &plan.launches);
+    plan
 }
 
 /// [`provision`] naming new NodeClaims apart from `taken`.
@@ -117,7 +121,7 @@ pub(crate) fn plan_prepared(
     // limits early, so when pods are left over in a snapshot with limits, sizing for the
     // most cost-efficient type is tried too and the run placing more pods wins.
     let run_with = |policy| {
-        let base = prepare::base(snap, &prep.ix, prep.pools.clone(), &pending, overlay);
+        let base = prepare::base(snap, &prep.ix, pools_for(prep, opts), &pending, overlay);
         let mut run = Run::new(base, policy, opts.respect_preferences);
         run.solve();
         let score = finalize::evaluate(&run);
@@ -139,7 +143,7 @@ pub(crate) fn plan_prepared(
     if opts.optimize_cost {
         repack::repack(&mut best.0, opts.max_instance_types);
     }
-    let mut plan = finalize::plan(&best.0, &prep.ix, opts.max_instance_types, opts.seed, taken);
+    let mut plan = finalize::plan(&best.0, &prep.ix, opts, taken);
     plan.unschedulable.extend(prep.rejected.iter().cloned());
     plan.nominations.sort_by(|a, b| a.pod.cmp(&b.pod));
     plan.unschedulable.sort_by(|a, b| a.pod.cmp(&b.pod));
@@ -162,6 +166,19 @@ pub fn plan_all(snap: &Snapshot, opts: &DisruptOptions) -> Plan {
     let pending = plan.summary.pending_pods;
     summarize(&mut plan, pending);
     plan
+}
+
+/// The prepared pools for one run: under `MIN_VALUES_POLICY=BestEffort` no claim is refused
+/// for `minValues` while pods are packed (Karpenter relaxes them as it adds pods); the
+/// options each claim ends with have their `minValues` lowered in `finalize`.
+fn pools_for<'a>(prep: &Prepared<'a>, opts: &Options) -> Vec<pools::PoolCtx<'a>> {
+    let mut pools = prep.pools.clone();
+    if opts.min_values_policy == model::MinValuesPolicy::BestEffort {
+        for p in &mut pools {
+            p.min_values = false;
+        }
+    }
+    pools
 }
 
 /// More pods placed wins; then the cheaper plan (earlier policies win ties).
@@ -258,6 +275,9 @@ fn resource_index(snap: &Snapshot) -> ResIndex {
     for np in &snap.node_pools {
         if let Some(l) = &np.limits {
             ix.learn(l);
+        }
+        if np.max_cost_per_hour.is_some() {
+            ix.slot(cost::COST_RESOURCE);
         }
         for it in &np.catalog.instance_types {
             ix.learn(&it.allocatable);

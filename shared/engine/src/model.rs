@@ -2,12 +2,14 @@
 //! and the instance catalog. Nothing here talks to anything.
 
 mod disruption;
+mod options;
 mod volumes;
 
 pub use disruption::{
     Ami, Budget, BudgetNodes, Condition, ConditionStatus, ConsolidationPolicy, DisruptionReason,
     NodeClass, OwnerKind, Pdb, PoolDisruption,
 };
+pub use options::MinValuesPolicy;
 pub use volumes::{
     AttachedVolume, EBS_CSI_DRIVER, PodVolumes, VolumeTopology, VolumeWait, VolumeWaitKind,
 };
@@ -326,6 +328,9 @@ pub struct NodePool {
     /// Why the pool is not ready (its EC2NodeClass missing, its `Ready` condition false): it
     /// launches nothing and its nodes are left alone, and pods are told why.
     pub unready: Option<String>,
+    /// Kerf's dollar limit in USD per hour (`kerf.dev/max-cost-per-hour`), enforced like
+    /// `limits` (see `cost`).
+    pub max_cost_per_hour: Option<f64>,
 }
 
 impl NodePool {
@@ -355,6 +360,7 @@ impl Default for NodePool {
             hash_version: String::new(),
             replicas: None,
             unready: None,
+            max_cost_per_hour: None,
         }
     }
 }
@@ -394,6 +400,9 @@ pub struct Options {
     pub seed: u64,
     /// Minimise launch cost beyond Karpenter's first-fit packing.
     pub optimize_cost: bool,
+    /// What to do when a NodeClaim cannot meet its requirements' `minValues`
+    /// (`MIN_VALUES_POLICY`).
+    pub min_values_policy: MinValuesPolicy,
 }
 
 impl Default for Options {
@@ -403,6 +412,7 @@ impl Default for Options {
             max_instance_types: kerf_labels::MAX_INSTANCE_TYPES,
             seed: 0,
             optimize_cost: true,
+            min_values_policy: MinValuesPolicy::Strict,
         }
     }
 }

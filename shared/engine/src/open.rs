@@ -126,11 +126,23 @@ fn candidates(
         ));
     }
     let within: Vec<(usize, f64)> = fitting
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|&(t, _)| pool.within_limits(&pool.types[t].capacity))
         .collect();
     if within.is_empty() {
-        return Err("all instance types that fit would exceed the nodepool limits".into());
+        let base = "all instance types that fit would exceed the nodepool limits";
+        return Err(match crate::cost::left(pool) {
+            // The dollar limit names itself when it is what every fitting type breaks.
+            Some(left)
+                if fitting
+                    .iter()
+                    .all(|&(t, _)| !crate::cost::affordable(pool, t)) =>
+            {
+                format!("{base} (kerf.dev/max-cost-per-hour: ${left:.4}/hour left)")
+            }
+            _ => base.into(),
+        });
     }
     Ok(within)
 }

@@ -26,6 +26,25 @@ pub struct Plan {
     /// What each NodePool's budgets allow now, per reason (disrupt mode).
     pub budgets: Vec<PoolBudget>,
     pub summary: Summary,
+    /// Each NodePool with a dollar limit (`kerf.dev/max-cost-per-hour`): the limit, what its
+    /// NodeClaims cost now and what the plan's launches are charged (provision and all modes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cost_limits: Vec<CostLimit>,
+}
+
+/// A NodePool's dollar limit and what counts against it, in USD per hour.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CostLimit {
+    pub node_pool: String,
+    /// The `kerf.dev/max-cost-per-hour` annotation.
+    pub max_cost_per_hour: f64,
+    /// Its existing NodeClaims (and Nodes without one), each at its offering's price.
+    pub current_cost_per_hour: f64,
+    /// The plan's launches in the pool, each at its most expensive option.
+    pub planned_cost_per_hour: f64,
+    /// The limit minus the current and planned costs.
+    pub remaining_per_hour: f64,
 }
 
 /// One new NodeClaim.
@@ -44,6 +63,11 @@ pub struct Launch {
     pub pods: Vec<String>,
     /// Sum of the pods' requests plus DaemonSet overhead (`spec.resources.requests`).
     pub requests: std::collections::BTreeMap<String, String>,
+    /// A requirement's `minValues` was lowered to what the options reach
+    /// (`MIN_VALUES_POLICY=BestEffort`); the NodeClaim is annotated
+    /// `karpenter.sh/nodeclaim-min-values-relaxed: "true"`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub min_values_relaxed: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

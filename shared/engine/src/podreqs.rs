@@ -33,6 +33,44 @@ pub fn effective_requests(
     init_containers: &[ContainerResources],
     overhead: &Resources,
 ) -> Resources {
+    effective_pod_requests(containers, init_containers, None, overhead)
+}
+
+/// True for the resources Kubernetes lets a pod set at pod level (`spec.resources`, the
+/// PodLevelResources feature): cpu, memory and huge pages.
+pub fn is_pod_level_resource(name: &str) -> bool {
+    name == "cpu" || name == "memory" || name.starts_with("hugepages-")
+}
+
+/// [`effective_requests`] for a pod that may set resources at pod level (`spec.resources`):
+/// each pod-level request (a pod-level limit without a request defaults it, as the API server
+/// defaults them) replaces what the containers sum to for that resource, as kube-scheduler's
+/// `PodRequests` does; the other resources keep the container rule. Overhead and `pods: 1`
+/// are added either way.
+pub fn effective_pod_requests(
+    containers: &[ContainerResources],
+    init_containers: &[ContainerResources],
+    pod_level: Option<&ContainerResources>,
+    overhead: &Resources,
+) -> Resources {
+    let mut reqs = container_requests(containers, init_containers);
+    if let Some(pod) = pod_level {
+        for (k, v) in &pod.effective().0 {
+            if is_pod_level_resource(k) {
+                reqs.set(k, *v);
+            }
+        }
+    }
+    reqs.add(overhead);
+    reqs.set("pods", reqs.get("pods") + 1000);
+    reqs
+}
+
+/// Containers plus sidecars, at least every init container step.
+fn container_requests(
+    containers: &[ContainerResources],
+    init_containers: &[ContainerResources],
+) -> Resources {
     let mut reqs = Resources::new();
     for c in containers {
         reqs.add(&c.effective());
@@ -52,8 +90,6 @@ pub fn effective_requests(
     }
     reqs.add(&sidecars);
     max_into(&mut reqs, &init_max);
-    reqs.add(overhead);
-    reqs.set("pods", reqs.get("pods") + 1000);
     reqs
 }
 

@@ -73,6 +73,62 @@ fn limits_default_requests_and_overhead_adds() {
     assert_eq!(r.get("nvidia.com/gpu"), 1000);
 }
 
+#[test]
+fn pod_level_requests_replace_what_the_containers_sum_to() {
+    let pod = c(&[("cpu", "4")]);
+    let r = effective_pod_requests(
+        &[c(&[("cpu", "1"), ("memory", "1Gi")]), c(&[("cpu", "500m")])],
+        &[c(&[("cpu", "8")])],
+        Some(&pod),
+        &res(&[("cpu", "250m")]),
+    );
+    assert_eq!(
+        r.get("cpu"),
+        4250,
+        "pod level 4 plus overhead, init step ignored"
+    );
+    assert_eq!(
+        r.get("memory"),
+        res(&[("memory", "1Gi")]).get("memory"),
+        "memory not set at pod level keeps the container sum"
+    );
+    assert_eq!(r.get("pods"), 1000);
+}
+
+#[test]
+fn pod_level_limits_default_requests_and_only_cpu_memory_and_hugepages_count() {
+    let pod = ContainerResources {
+        limits: res(&[("memory", "8Gi"), ("hugepages-2Mi", "1Gi")]),
+        requests: res(&[("nvidia.com/gpu", "4")]),
+        ..Default::default()
+    };
+    let r = effective_pod_requests(
+        &[c(&[("memory", "1Gi"), ("nvidia.com/gpu", "1")])],
+        &[],
+        Some(&pod),
+        &Resources::new(),
+    );
+    assert_eq!(r.get("memory"), res(&[("memory", "8Gi")]).get("memory"));
+    assert_eq!(r.get("hugepages-2Mi"), res(&[("m", "1Gi")]).get("m"));
+    assert_eq!(
+        r.get("nvidia.com/gpu"),
+        1000,
+        "extended resources stay per container"
+    );
+}
+
+#[test]
+fn no_pod_level_resources_is_the_container_rule() {
+    let cs = [c(&[("cpu", "1")])];
+    let inits = [c(&[("cpu", "2")])];
+    let over = res(&[("cpu", "100m")]);
+    assert_eq!(
+        effective_pod_requests(&cs, &inits, None, &over),
+        effective_requests(&cs, &inits, &over)
+    );
+    assert_eq!(effective_requests(&cs, &inits, &over).get("cpu"), 2100);
+}
+
 fn term(key: &str, v: &str) -> Vec<SelectorRequirement> {
     vec![SelectorRequirement {
         key: key.into(),

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use kerf_catalog::{CapacityType, InstanceType};
 use rustc_hash::FxHashMap;
 
+use crate::cost::{COST_RESOURCE, micro, pool_cost, priced};
 use crate::domains::Offered;
 use crate::labels;
 use crate::model::{DaemonSet, Effect, HostPort, NodePool, Snapshot, Taint};
@@ -264,6 +265,7 @@ fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolC
         .instance_types
         .iter()
         .filter_map(|it| type_ctx(it, &np.catalog.region, &pool.reqs, &daemons, ix))
+        .map(|t| priced(t, np, ix))
         .collect();
     // Type indices follow names, so ties between equally good types break by index.
     types.sort_by(|a, b| a.it.name.cmp(&b.it.name));
@@ -363,11 +365,15 @@ fn daemon_terms(ds: &DaemonSet) -> Vec<Requirements> {
         .collect()
 }
 
-/// Limits minus the capacity of the pool's existing nodes and NodeClaims.
+/// Limits minus the capacity of the pool's existing nodes and NodeClaims; the dollar limit
+/// minus what they cost.
 fn apply_limits(pool: &mut PoolCtx<'_>, snap: &Snapshot, ix: &ResIndex) {
-    let Some(limits) = &pool.np.limits else {
+    let cost = pool.np.max_cost_per_hour;
+    if pool.np.limits.is_none() && cost.is_none() {
         return;
-    };
+    }
+    let empty = kerf_catalog::Resources::new();
+    let limits = pool.np.limits.as_ref().unwrap_or(&empty);
     let name = &pool.np.name;
     let mut used = Res::zero(ix.len());
     let mut nodes = 0i64;
@@ -397,6 +403,9 @@ fn apply_limits(pool: &mut PoolCtx<'_>, snap: &Snapshot, ix: &ResIndex) {
         } else if let Some(slot) = (0..ix.len()).find(|&s| ix.name(s) == k) {
             remaining.0[slot] = v - used.0[slot];
         }
+    }
+    if let (Some(max), Some(slot)) = (cost, ix.find(COST_RESOURCE)) {
+        remaining.0[slot] = micro(max) - micro(pool_cost(snap, pool.np));
     }
     pool.remaining = Some(remaining);
 }

@@ -45,6 +45,11 @@ impl ResIndex {
         }
     }
 
+    /// The slot of `name`, if registered.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.slots.get(name).copied()
+    }
+
     pub fn len(&self) -> usize {
         self.names.len()
     }

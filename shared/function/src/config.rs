@@ -16,11 +16,13 @@
 //! | `KERF_KUBE_ENDPOINT`, `KERF_KUBE_CA_DATA`, `KERF_KUBE_TOKEN` | a fixed API server instead of EKS discovery (local runs) |
 //! | `KERF_CLUSTER_ENDPOINT`, `KERF_CLUSTER_CA_DATA`, `KERF_KUBERNETES_VERSION` | the join facts instead of DescribeCluster |
 //! | `KERF_INSTANCE_TYPES` | comma-separated types to restrict discovery to (tests) |
-//! | `KERF_FEATURE_GATES` | Karpenter's gates as `Name=true\|false,…`: `SpotToSpotConsolidation`, `RebalanceReplacement` (both off by default) |
+//! | `MIN_VALUES_POLICY` | Karpenter's `--min-values-policy`: `Strict` (default) or `BestEffort` |
+//! | `KERF_FEATURE_GATES` | Karpenter's gates as `Name=true\|false,…`: `SpotToSpotConsolidation`, `RebalanceReplacement`, `NodeOverlay` (all off by default) |
 
 use std::collections::BTreeMap;
 
 use kerf_control::log::Level;
+use kerf_engine::model::MinValuesPolicy;
 
 /// A configuration problem, naming the variable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,6 +53,8 @@ pub struct FeatureGates {
     pub spot_to_spot_consolidation: bool,
     /// Replace a spot node when EC2 recommends rebalancing.
     pub rebalance_replacement: bool,
+    /// NodeOverlays change instance types' prices and extended resources.
+    pub node_overlay: bool,
 }
 
 impl FeatureGates {
@@ -73,9 +77,11 @@ impl FeatureGates {
             match name.trim() {
                 "SpotToSpotConsolidation" => gates.spot_to_spot_consolidation = on,
                 "RebalanceReplacement" => gates.rebalance_replacement = on,
+                "NodeOverlay" => gates.node_overlay = on,
                 other => {
                     return Err(invalid(format!(
-                        "unknown gate {other:?} (known: SpotToSpotConsolidation, RebalanceReplacement)"
+                        "unknown gate {other:?} (known: SpotToSpotConsolidation, \
+                         RebalanceReplacement, NodeOverlay)"
                     )));
                 }
             }
@@ -102,6 +108,7 @@ pub struct Config {
     pub cluster_info: Option<(String, String, String)>,
     pub instance_types: Vec<String>,
     pub feature_gates: FeatureGates,
+    pub min_values_policy: MinValuesPolicy,
 }
 
 impl Config {
@@ -138,8 +145,18 @@ impl Config {
             Some(text) => FeatureGates::parse(&text)?,
             None => FeatureGates::default(),
         };
+        let min_values_policy = match get("MIN_VALUES_POLICY") {
+            Some(text) => {
+                MinValuesPolicy::parse(text.trim()).ok_or_else(|| ConfigError::Invalid {
+                    name: "MIN_VALUES_POLICY",
+                    message: format!("{text:?} is not Strict or BestEffort"),
+                })?
+            }
+            None => MinValuesPolicy::Strict,
+        };
         Ok(Config {
             feature_gates,
+            min_values_policy,
             cluster_name: required("KERF_CLUSTER_NAME")?,
             region: get("AWS_REGION")
                 .or_else(|| get("AWS_DEFAULT_REGION"))
@@ -245,6 +262,24 @@ mod tests {
     }
 
     #[test]
+    fn min_values_policy_is_strict_unless_best_effort_is_asked() {
+        let base = [("KERF_CLUSTER_NAME", "demo"), ("AWS_REGION", "r")];
+        let c = Config::from_vars(&vars(&base)).unwrap();
+        assert_eq!(c.min_values_policy, MinValuesPolicy::Strict);
+        let mut v = base.to_vec();
+        v.push(("MIN_VALUES_POLICY", "BestEffort"));
+        let c = Config::from_vars(&vars(&v)).unwrap();
+        assert_eq!(c.min_values_policy, MinValuesPolicy::BestEffort);
+        v.pop();
+        v.push(("MIN_VALUES_POLICY", "bestEffort"));
+        let e = Config::from_vars(&vars(&v)).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "MIN_VALUES_POLICY: \"bestEffort\" is not Strict or BestEffort"
+        );
+    }
+
+    #[test]
     fn feature_gates_parse_as_karpenter_writes_them() {
         let c = Config::from_vars(&vars(&[
             ("KERF_CLUSTER_NAME", "demo"),
@@ -259,9 +294,12 @@ mod tests {
             c.feature_gates,
             FeatureGates {
                 spot_to_spot_consolidation: true,
-                rebalance_replacement: false
+                rebalance_replacement: false,
+                node_overlay: false,
             }
         );
+        let overlay = FeatureGates::parse("NodeOverlay=true").unwrap();
+        assert!(overlay.node_overlay && !overlay.spot_to_spot_consolidation);
         let off = FeatureGates::parse("").unwrap();
         assert_eq!(off, FeatureGates::default());
         let on = FeatureGates::parse(" RebalanceReplacement=true ").unwrap();

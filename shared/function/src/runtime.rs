@@ -132,7 +132,11 @@ impl Runtime {
             clock: self.clock.clone(),
             log: self.log.clone(),
             metrics: Arc::default(),
-            settings: Settings::new(&self.config.cluster_name, &self.config.namespace),
+            settings: Settings {
+                min_values_policy: self.config.min_values_policy,
+                node_overlay: self.config.feature_gates.node_overlay,
+                ..Settings::new(&self.config.cluster_name, &self.config.namespace)
+            },
         })
     }
 

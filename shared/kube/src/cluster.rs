@@ -178,6 +178,26 @@ impl Cluster for KubeCluster {
         .map(|_| ())
     }
 
+    async fn patch_node_overlay_status(
+        &self,
+        name: &str,
+        status: &kerf_api::v1alpha1::NodeOverlayStatus,
+    ) -> Result<(), ClusterError> {
+        let value = serde_json::to_value(status).map_err(|e| ClusterError::Fatal(e.to_string()))?;
+        let op = serde_json::json!([{"op": "add", "path": "/status", "value": value}]);
+        let patch: json_patch::Patch =
+            serde_json::from_value(op).map_err(|e| ClusterError::Fatal(e.to_string()))?;
+        let api = Api::<kerf_api::v1alpha1::NodeOverlay>::all(self.client.clone());
+        let pp = kube::api::PatchParams::default();
+        transient(|| async {
+            api.patch_status(name, &pp, &kube::api::Patch::Json::<()>(patch.clone()))
+                .await
+                .kube()
+        })
+        .await
+        .map(|_| ())
+    }
+
     async fn annotate_node_claim(
         &self,
         name: &str,

@@ -6,6 +6,7 @@ use k8s_openapi::api::core::v1::{Namespace, Node, PersistentVolume, PersistentVo
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 use kerf_api::v1::{EC2NodeClass, NodeClaim, NodePool};
+use kerf_api::v1alpha1::NodeOverlay;
 use kerf_control::ports::Snapshot;
 use kube::api::{Api, ListParams};
 use kube::{Client, Resource};
@@ -70,7 +71,8 @@ where
     }
 }
 
-/// Lists a storage collection; a server that does not serve it (404) has none of its objects.
+/// Lists a collection the server may not serve (storage, a CRD that may not be installed,
+/// such as NodeOverlay): a 404 means none of its objects.
 async fn list_storage<K>(api: Api<K>, lp: &ListParams) -> Result<(Vec<K>, String), ClusterError>
 where
     K: Resource + Clone + DeserializeOwned + Debug,
@@ -111,9 +113,10 @@ pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, C
             list_storage(Api::<PersistentVolume>::all(c.clone()), &lp),
             list_storage(Api::<StorageClass>::all(c.clone()), &lp),
             list_storage(Api::<CSINode>::all(c.clone()), &lp),
+            list_storage(Api::<NodeOverlay>::all(c.clone()), &lp),
         )
     });
-    let ((pods, nodes, claims, pools, classes, ds, pdbs, nss), (pvcs, pvs, scs, csis)) =
+    let ((pods, nodes, claims, pools, classes, ds, pdbs, nss), (pvcs, pvs, scs, csis, overlays)) =
         futures::try_join!(workloads, storage)?;
     let mut s = Snapshot::default();
     (s.pods, s.nodes, s.node_claims) = (pods.0, nodes.0, claims.0);
@@ -121,6 +124,7 @@ pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, C
     s.namespaces = nss.0;
     (s.persistent_volume_claims, s.persistent_volumes) = (pvcs.0, pvs.0);
     (s.storage_classes, s.csi_nodes) = (scs.0, csis.0);
+    s.node_overlays = overlays.0;
     for (k, rv) in [
         ("pods", pods.1),
         ("nodes", nodes.1),
@@ -134,8 +138,10 @@ pub async fn read(client: &Client, opts: &SnapshotOptions) -> Result<Snapshot, C
         ("persistentvolumes", pvs.1),
         ("storageclasses", scs.1),
         ("csinodes", csis.1),
+        ("nodeoverlays", overlays.1),
     ] {
-        // A storage collection the server does not serve has no version.
+        // A collection the server does not serve (storage, the NodeOverlay CRD when it is
+        // not installed) has no version.
         if !rv.is_empty() {
             s.resource_versions.insert(k, rv);
         }

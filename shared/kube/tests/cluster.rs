@@ -82,8 +82,8 @@ async fn snapshot_reads_every_collection() {
     );
     assert_eq!(
         requests,
-        3 + 11,
-        "pods take 3 pages of 500, the other eleven collections one page each"
+        3 + 12,
+        "pods take 3 pages of 500, the other twelve collections one page each"
     );
     assert!(snap.resource_versions.values().all(|rv| !rv.is_empty()));
     // The storage collections are read too (none of their objects exist here), each at a
@@ -97,6 +97,9 @@ async fn snapshot_reads_every_collection() {
     ] {
         assert!(snap.resource_versions.contains_key(kind), "{kind} is read");
     }
+    // NodeOverlays are listed too; a server without their CRD answers 404: none, no version.
+    assert!(snap.node_overlays.is_empty());
+    assert!(!snap.resource_versions.contains_key("nodeoverlays"));
 }
 
 #[tokio::test]

@@ -95,6 +95,9 @@ pub const KERF_NODEPOOL_HASH_VERSION: &str = "kerf-v1";
 /// Written by the provisioner on an existing NodeClaim it nominates pods to: an RFC 3339 time
 /// until which disruption leaves the claim alone (Karpenter's nomination protection).
 pub const NOMINATED_UNTIL: &str = "kerf.dev/nominated-until";
+/// On a NodePool: Kerf's dollar limit, the most its NodeClaims may cost per hour in USD
+/// (a non-negative decimal, e.g. `"25.00"`), enforced like `spec.limits`.
+pub const MAX_COST_PER_HOUR: &str = "kerf.dev/max-cost-per-hour";
 /// A pod's cost of being deleted, as ReplicaSets read it (an integer).
 pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 /// Set on mirror (static) pods by the kubelet.

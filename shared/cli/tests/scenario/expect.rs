@@ -54,6 +54,10 @@ pub struct Expect {
     /// Every option of every launch fits what a cpu limit leaves, each launch charged with
     /// its largest option (fake catalog capacities).
     pub limit: Option<Limit>,
+    /// Entries of `costLimits` by NodePool (only the fields given are compared; `null`: the
+    /// pool has no entry).
+    #[serde(default)]
+    pub cost_limits: BTreeMap<String, Option<BTreeMap<String, Value>>>,
     /// Exactly these disruptions, in order (disrupt and all modes; see `disrupt.rs`).
     pub disruptions: Option<Vec<DisruptionExpect>>,
     /// `true`: no disruption at all.
@@ -126,6 +130,24 @@ impl Expect {
     /// Asserts everything this expectation names; `at` prefixes failures.
     pub fn check(&self, plan: &Plan, pending: usize, at: &str, capacity: &dyn Fn(&str) -> i64) {
         accounted(plan, pending, at);
+        within_cost_limits(plan, at);
+        for (pool, fields) in &self.cost_limits {
+            let got = plan.cost_limits.iter().find(|c| &c.node_pool == pool);
+            let Some(fields) = fields else {
+                assert!(got.is_none(), "{at}: costLimits has {pool}: {got:?}");
+                continue;
+            };
+            let got = serde_json::to_value(got.unwrap_or_else(|| {
+                panic!(
+                    "{at}: no costLimits entry for {pool}: {:?}",
+                    plan.cost_limits
+                )
+            }))
+            .unwrap();
+            for (k, v) in fields {
+                assert_eq!(&got[k], v, "{at}: costLimits.{pool}.{k} in {got}");
+            }
+        }
         if let Some(n) = self.launches {
             assert_eq!(plan.launches.len(), n, "{at}: launches {plan:#?}");
         }
@@ -253,6 +275,19 @@ fn reason(plan: &Plan, pod: &str, at: &str) -> String {
         .find(|u| u.pod == k)
         .map(|u| u.reason.clone())
         .unwrap_or_else(|| panic!("{at}: {pod} is not unschedulable: {plan:#?}"))
+}
+
+/// What a dollar-limited pool's launches are charged never exceeds what its limit left.
+fn within_cost_limits(plan: &Plan, at: &str) {
+    for c in &plan.cost_limits {
+        let left = (c.max_cost_per_hour - c.current_cost_per_hour).max(0.0);
+        assert!(
+            c.planned_cost_per_hour <= left + 1e-9,
+            "{at}: {} charged {} with {left} left",
+            c.node_pool,
+            c.planned_cost_per_hour
+        );
+    }
 }
 
 /// Every pending pod appears exactly once across launches, nominations and unschedulable.

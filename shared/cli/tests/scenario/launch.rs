@@ -35,6 +35,8 @@ pub struct PodExpect {
     #[serde(default)]
     pub requests: BTreeMap<String, String>,
     pub options: Option<OptionsExpect>,
+    /// The launch had a `minValues` lowered (`MIN_VALUES_POLICY=BestEffort`).
+    pub min_values_relaxed: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -127,6 +129,9 @@ impl PodExpect {
         }
         for (k, v) in &self.requests {
             assert_eq!(l.requests.get(k), Some(v), "{at}: requests.{k}");
+        }
+        if let Some(r) = self.min_values_relaxed {
+            assert_eq!(l.min_values_relaxed, r, "{at}: minValuesRelaxed");
         }
         if let Some(o) = &self.options {
             o.check(l, at);

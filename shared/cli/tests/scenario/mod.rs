@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kerf_cli::input::{Inputs, parse_into};
-use kerf_cli::snapshot::{CatalogSource, build};
+use kerf_cli::snapshot::{BuildOptions, CatalogSource, build_with};
 use kerf_engine::{DisruptOptions, Plan, Snapshot};
 use serde::Deserialize;
 use serde_json::Value;
@@ -39,6 +39,13 @@ pub struct ScenarioOptions {
     /// Karpenter's `SpotToSpotConsolidation` feature gate (`kerf plan --spot-to-spot`).
     #[serde(default)]
     pub spot_to_spot: bool,
+    /// `MIN_VALUES_POLICY` (`kerf plan --min-values-policy`): `Strict` (default) or
+    /// `BestEffort`.
+    #[serde(default)]
+    pub min_values_policy: Option<String>,
+    /// Karpenter's `NodeOverlay` feature gate (`KERF_FEATURE_GATES=NodeOverlay=true`).
+    #[serde(default)]
+    pub node_overlay: bool,
 }
 
 /// The `kind: Scenario` document.
@@ -147,11 +154,21 @@ pub fn plan(case: &Case) -> Planned {
     let mut inputs = Inputs::default();
     parse_into(&mut inputs, "scenario.yaml", &case.manifests).unwrap();
     let seed = inputs.seed();
-    let built =
-        build(inputs.docs, &source, now).unwrap_or_else(|e| panic!("{}: {e}", case.file.display()));
+    let gates = BuildOptions {
+        node_overlay: s.options.node_overlay,
+    };
+    let built = build_with(inputs.docs, &source, now, gates)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.file.display()));
     let opts = DisruptOptions {
         seed,
         spot_to_spot: s.options.spot_to_spot,
+        min_values_policy: s.options.min_values_policy.as_deref().map_or(
+            kerf_engine::model::MinValuesPolicy::Strict,
+            |p| {
+                kerf_engine::model::MinValuesPolicy::parse(p)
+                    .unwrap_or_else(|| panic!("{}: minValuesPolicy {p:?}", case.file.display()))
+            },
+        ),
         ..DisruptOptions::default()
     };
     let pending = built

@@ -236,14 +236,16 @@ pub fn secret_parameter(t: &Template, secret: &str) -> Value {
     serde_json::json!({"Fn::Sub": [format!("/aws/reference/secretsmanager/{text}"), vars]})
 }
 
-/// The `KERF_*` variables the configuration reader reads.
+/// The variables the configuration reader reads (`KERF_*`, and Karpenter's where Kerf takes its
+/// name, such as `MIN_VALUES_POLICY`).
 fn variables_read() -> Vec<String> {
     let text = std::fs::read_to_string(root().join("shared/function/src/config.rs")).unwrap();
     let mut out: Vec<String> = text
         .split('"')
         .skip(1)
         .step_by(2)
-        .filter(|s| s.starts_with("KERF_") && s.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        // Kerf's own variables, and those named as Karpenter names them (MIN_VALUES_POLICY).
+        .filter(|s| s.contains('_') && s.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
         .map(str::to_string)
         .collect();
     out.sort();

@@ -150,6 +150,7 @@ pub const KUBE_TYPES: &[(&str, &str, &str)] = &[
     ("VolumeAttachment", "storage.k8s.io", "volumeattachments"),
     ("NodePool", "karpenter.sh", "nodepools"),
     ("NodeClaim", "karpenter.sh", "nodeclaims"),
+    ("NodeOverlay", "karpenter.sh", "nodeoverlays"),
     ("EC2NodeClass", "karpenter.k8s.aws", "ec2nodeclasses"),
 ];
 

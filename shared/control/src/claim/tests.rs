@@ -31,7 +31,25 @@ fn launch() -> Launch {
         .unwrap(),
         pods: vec!["default/a".into()],
         requests: BTreeMap::from([("cpu".into(), "1500m".into()), ("pods".into(), "3".into())]),
+        min_values_relaxed: false,
     }
+}
+
+#[test]
+fn a_claim_whose_min_values_were_relaxed_says_so() {
+    let strict = new_claim(&pool(), None, &launch());
+    let annotations = strict.metadata.annotations.unwrap();
+    assert!(!annotations.contains_key("karpenter.sh/nodeclaim-min-values-relaxed"));
+    let relaxed = Launch {
+        min_values_relaxed: true,
+        ..launch()
+    };
+    let c = new_claim(&pool(), None, &relaxed);
+    let annotations = c.metadata.annotations.unwrap();
+    assert_eq!(
+        annotations["karpenter.sh/nodeclaim-min-values-relaxed"],
+        "true"
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@ use kerf_catalog::{CapacityType, Catalog};
 
 use crate::claim;
 use crate::ctx::Ctx;
-use crate::metrics::names::NODEPOOL_COST_PER_HOUR;
+use crate::metrics::names::{NODEPOOL_COST_PER_HOUR, NODEPOOL_MAX_COST_PER_HOUR};
 use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
 
@@ -61,10 +61,27 @@ pub fn by_pool(view: &View) -> BTreeMap<String, f64> {
     out
 }
 
-/// Records [`by_pool`] as the invocation's metric.
+/// Each dollar-limited NodePool's limit (`kerf.dev/max-cost-per-hour`; a value that does
+/// not parse is left out, as the pool is).
+pub fn limits(view: &View) -> BTreeMap<String, f64> {
+    view.snap
+        .node_pools
+        .iter()
+        .filter_map(|p| {
+            let max = kerf_convert::budget::max_cost_per_hour(p).ok()??;
+            Some((p.metadata.name.clone()?, max))
+        })
+        .collect()
+}
+
+/// Records [`by_pool`] and [`limits`] as the invocation's metrics.
 pub fn record<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, view: &View) {
     for (pool, cost) in by_pool(view) {
         ctx.metrics
             .count(NODEPOOL_COST_PER_HOUR, &[("nodepool", &pool)], cost);
+    }
+    for (pool, max) in limits(view) {
+        ctx.metrics
+            .count(NODEPOOL_MAX_COST_PER_HOUR, &[("nodepool", &pool)], max);
     }
 }

@@ -97,7 +97,15 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         first
     };
     let snap = &view.snap;
-    crate::nodepool::refresh(ctx, &snap.node_pools, &snap.node_claims, &snap.node_classes).await;
+    let costs = cost::by_pool(&view);
+    crate::nodepool::refresh(
+        ctx,
+        &snap.node_pools,
+        &snap.node_claims,
+        &snap.node_classes,
+        &costs,
+    )
+    .await;
     progress::advance(ctx, termination, &view, &mut report.progress).await?;
     progress::untaint_stale(ctx, &view, &mut report.progress).await?;
     progress::queue_terminations(ctx, termination, &view, &mut report.progress).await?;
@@ -122,6 +130,10 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         view = View::read_with(ctx, true).await?;
     }
     let conv = view.convert(ctx);
+    if ctx.settings.node_overlay {
+        let pools = &conv.snapshot.node_pools;
+        crate::overlays::refresh(ctx, &view.snap.node_overlays, pools).await;
+    }
     let plan = kerf_engine::disrupt(&conv.snapshot, &o);
     mark_drifted(ctx, &view, &plan, &mut report).await?;
     report.consolidatable = consolidatable::mark(ctx, &view, &conv.snapshot).await?;
@@ -143,6 +155,7 @@ fn options<C: Cluster, K: Cloud, P: Publisher>(
         max_instance_types: ctx.settings.max_instance_types,
         optimize_cost: ctx.settings.optimize_cost,
         karpenter_search: ctx.settings.karpenter_search,
+        min_values_policy: ctx.settings.min_values_policy,
         ..DisruptOptions::default()
     }
 }

@@ -89,6 +89,8 @@ pub struct Snapshot {
     pub storage_classes: Vec<StorageClass>,
     /// CSINodes (nodes' attach limits per CSI driver).
     pub csi_nodes: Vec<CSINode>,
+    /// NodeOverlays (`karpenter.sh/v1alpha1`; none when the CRD is not installed).
+    pub node_overlays: Vec<kerf_api::v1alpha1::NodeOverlay>,
     /// The list resourceVersion of each collection, keyed by plural.
     pub resource_versions: BTreeMap<&'static str, String>,
 }
@@ -271,6 +273,16 @@ pub trait Cluster: Send + Sync {
         name: &str,
         status: &NodePoolStatus,
     ) -> impl Future<Output = Result<(), ClusterError>> + Send;
+    /// Replaces a NodeOverlay's status. Clusters that serve no NodeOverlays (the simulated
+    /// ones) keep the default, which writes nothing.
+    fn patch_node_overlay_status(
+        &self,
+        name: &str,
+        status: &kerf_api::v1alpha1::NodeOverlayStatus,
+    ) -> impl Future<Output = Result<(), ClusterError>> + Send {
+        let _ = (name, status);
+        async { Ok(()) }
+    }
     /// Merges annotations into a NodeClaim's metadata; an empty value removes the key.
     fn annotate_node_claim(
         &self,

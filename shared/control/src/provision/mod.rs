@@ -94,6 +94,7 @@ fn schedule<C: Cluster, K: Cloud, P: Publisher>(
     let opts = Options {
         max_instance_types: ctx.settings.max_instance_types,
         optimize_cost: ctx.settings.optimize_cost,
+        min_values_policy: ctx.settings.min_values_policy,
         ..Options::default()
     };
     let mut plan = kerf_engine::provision(&conv.snapshot, &opts);

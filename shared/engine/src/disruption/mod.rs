@@ -46,6 +46,8 @@ pub struct DisruptOptions {
     /// at the first 100 candidates only, and single-node consolidation takes the first
     /// candidate that can move rather than the best one.
     pub karpenter_search: bool,
+    /// `MIN_VALUES_POLICY` for the replacements.
+    pub min_values_policy: crate::model::MinValuesPolicy,
 }
 
 impl Default for DisruptOptions {
@@ -58,6 +60,7 @@ impl Default for DisruptOptions {
             respect_preferences: true,
             max_simulations: 5_000,
             karpenter_search: false,
+            min_values_policy: crate::model::MinValuesPolicy::Strict,
         }
     }
 }
@@ -70,6 +73,7 @@ impl DisruptOptions {
             max_instance_types: self.max_instance_types,
             seed: self.seed,
             optimize_cost: self.optimize_cost,
+            min_values_policy: self.min_values_policy,
         }
     }
 }

@@ -1,0 +1,5 @@
+//! Karpenter's `karpenter.sh/v1alpha1` APIs: NodeOverlay (gate `NodeOverlay`).
+
+pub mod nodeoverlay;
+
+pub use nodeoverlay::{NodeOverlay, NodeOverlaySpec, NodeOverlayStatus};
