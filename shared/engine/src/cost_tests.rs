@@ -6,7 +6,7 @@ use std::sync::Arc;
 use kerf_catalog::{CapacityType, Catalog, InstanceType, Offering, Resources};
 
 use super::*;
-use crate::model::{NodeClaim, Pod, PodSpec};
+use crate::model::{NodeClaim, Pod};
 use crate::{Options, provision};
 
 fn res(cpu_m: i64) -> Resources {
@@ -50,19 +50,7 @@ fn pool(max: Option<f64>) -> NodePool {
     }
 }
 
-fn pod(name: &str, cpu_m: i64) -> Pod {
-    Pod {
-        namespace: "default".into(),
-        name: name.into(),
-        uid: name.into(),
-        phase: "Pending".into(),
-        spec: PodSpec {
-            requests: Resources([("cpu".to_string(), cpu_m), ("pods".to_string(), 1000)].into()),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-}
+use crate::fixtures::pending_pod as pod;
 
 fn claim(name: &str, it: &str, ct: &str) -> NodeClaim {
     NodeClaim {

@@ -25,6 +25,8 @@ mod conflict;
 mod domains;
 mod finalize;
 mod fit;
+#[cfg(test)]
+mod fixtures;
 mod lpfit;
 mod open;
 mod pools;

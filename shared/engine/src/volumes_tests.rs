@@ -4,7 +4,7 @@ use kerf_catalog::{CapacityType, Catalog, InstanceType, Offering, Resources};
 
 use crate::labels;
 use crate::model::{
-    AttachedVolume, Node, NodePool, Pod, PodSpec, PodVolumes, Snapshot, VolumeTopology, VolumeWait,
+    AttachedVolume, Node, NodePool, Pod, PodVolumes, Snapshot, VolumeTopology, VolumeWait,
     VolumeWaitKind,
 };
 use crate::plan::{Plan, ReasonKind};
@@ -52,19 +52,7 @@ fn zone_in(zones: &[&str]) -> Vec<SelectorRequirement> {
     }]
 }
 
-fn pod(name: &str, cpu_m: i64) -> Pod {
-    Pod {
-        namespace: "default".into(),
-        name: name.into(),
-        uid: name.into(),
-        phase: "Pending".into(),
-        spec: PodSpec {
-            requests: Resources([("cpu".to_string(), cpu_m), ("pods".to_string(), 1000)].into()),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-}
+use crate::fixtures::pending_pod as pod;
 
 fn ebs(claim: &str) -> AttachedVolume {
     AttachedVolume {
