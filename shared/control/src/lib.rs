@@ -27,6 +27,7 @@ pub mod names;
 pub mod nodeclass;
 pub mod nodepool;
 pub mod provision;
+pub mod redact;
 pub mod register;
 pub mod retire;
 pub mod terminate;
