@@ -6,7 +6,9 @@
 //!   looks for drift at once, so `kubectl get nodepools` shows READY within seconds.
 //! - `pods/status` updates that mark a pod `PodScheduled=False/Unschedulable`: a
 //!   provisioning hint on the queue ([`pods`]); always allowed.
-//! - Node CREATE: the registration patch for its NodeClaim ([`nodes`]); always allowed.
+//! - Node CREATE: the registration patch for its NodeClaim and a hint that wakes the
+//!   provisioner, which records the registration from the stored Node ([`nodes`]); nothing
+//!   is written from the review; always allowed.
 //! - Node updates that may complete initialization (Ready, startup taints removed): a hint.
 //!
 //! A Kerf failure never blocks a workload: anything that goes wrong for a pod or a node is
@@ -179,7 +181,7 @@ pub async fn admit<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ) {
         ("", "pods", "status", "UPDATE") => pods::status_update(ctx, queue, req).await,
         ("", "pods", "", "DELETE") => pods::deleted(ctx, disruption, req).await,
-        ("", "nodes", "", "CREATE") => nodes::create(ctx, req).await,
+        ("", "nodes", "", "CREATE") => nodes::create(ctx, queue, req).await,
         ("", "nodes", _, "UPDATE") => nodes::update(ctx, queue, req).await,
         _ => Response::allow(),
     }
