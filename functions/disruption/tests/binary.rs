@@ -45,8 +45,9 @@ async fn claim(client: &kube::Client, name: &str, annotations: Value) {
         .iter()
         .map(|c| json!({"type": c, "status": "True", "reason": c, "message": "", "lastTransitionTime": t}))
         .collect();
+    // A registered claim names its Node (admission no longer records registrations).
     let status = json!({"status": {"providerID": format!("aws:///us-west-2a/i-{name}"),
-        "conditions": conds}});
+        "nodeName": format!("ip-{name}"), "conditions": conds}});
     claims
         .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
         .await

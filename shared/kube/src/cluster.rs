@@ -163,7 +163,19 @@ impl Cluster for KubeCluster {
         name: &str,
         status: &NodePoolStatus,
     ) -> Result<(), ClusterError> {
-        replace_status::<NodePool, _>(&self.client, name, status).await
+        let value = serde_json::to_value(status).map_err(|e| ClusterError::Fatal(e.to_string()))?;
+        let op = serde_json::json!([{"op": "add", "path": "/status", "value": value}]);
+        let patch: json_patch::Patch =
+            serde_json::from_value(op).map_err(|e| ClusterError::Fatal(e.to_string()))?;
+        let api = Api::<NodePool>::all(self.client.clone());
+        let pp = kube::api::PatchParams::default();
+        transient(|| async {
+            api.patch_status(name, &pp, &kube::api::Patch::Json::<()>(patch.clone()))
+                .await
+                .kube()
+        })
+        .await
+        .map(|_| ())
     }
 
     async fn patch_node_overlay_status(
@@ -171,7 +183,19 @@ impl Cluster for KubeCluster {
         name: &str,
         status: &kerf_api::v1alpha1::NodeOverlayStatus,
     ) -> Result<(), ClusterError> {
-        replace_status::<kerf_api::v1alpha1::NodeOverlay, _>(&self.client, name, status).await
+        let value = serde_json::to_value(status).map_err(|e| ClusterError::Fatal(e.to_string()))?;
+        let op = serde_json::json!([{"op": "add", "path": "/status", "value": value}]);
+        let patch: json_patch::Patch =
+            serde_json::from_value(op).map_err(|e| ClusterError::Fatal(e.to_string()))?;
+        let api = Api::<kerf_api::v1alpha1::NodeOverlay>::all(self.client.clone());
+        let pp = kube::api::PatchParams::default();
+        transient(|| async {
+            api.patch_status(name, &pp, &kube::api::Patch::Json::<()>(patch.clone()))
+                .await
+                .kube()
+        })
+        .await
+        .map(|_| ())
     }
 
     async fn annotate_node_claim(
@@ -340,29 +364,4 @@ impl Cluster for KubeCluster {
             .await
             .map(|_| ())
     }
-}
-
-/// Replaces the status of the cluster-scoped `K` named `name` with `status` (a JSON patch
-/// `add /status`, so fields the new status leaves out are gone), retrying transient errors.
-async fn replace_status<K, S>(client: &Client, name: &str, status: &S) -> Result<(), ClusterError>
-where
-    K: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug,
-    S: serde::Serialize,
-{
-    let value = serde_json::to_value(status).map_err(|e| ClusterError::Fatal(e.to_string()))?;
-    let op = serde_json::json!([{"op": "add", "path": "/status", "value": value}]);
-    let patch: json_patch::Patch =
-        serde_json::from_value(op).map_err(|e| ClusterError::Fatal(e.to_string()))?;
-    let api = Api::<K>::all(client.clone());
-    let pp = kube::api::PatchParams::default();
-    transient(|| async {
-        api.patch_status(name, &pp, &kube::api::Patch::Json::<()>(patch.clone()))
-            .await
-            .kube()
-    })
-    .await
-    .map(|_| ())
 }
