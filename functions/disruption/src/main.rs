@@ -3,12 +3,12 @@
 
 mod handler;
 
-use lambda_runtime::{Error, LambdaEvent, run, service_fn};
+use lambda_runtime::{Error, LambdaEvent, run, service_fn, tracing};
 use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    kerf_function::tracing::init();
+    tracing::init_default_subscriber();
     let rt = kerf_function::Runtime::from_env().await?;
     let termination = rt.termination_queue()?;
     let timers = rt.disruption_queue()?;

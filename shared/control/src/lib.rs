@@ -28,7 +28,6 @@ pub mod nodeclass;
 pub mod nodepool;
 pub mod overlays;
 pub mod provision;
-pub mod redact;
 pub mod register;
 pub mod retire;
 pub mod terminate;

@@ -140,14 +140,9 @@ impl Runtime {
         })
     }
 
-    /// The logger (for start-up failures and refused requests).
+    /// The logger (for start-up failures).
     pub fn log(&self) -> &Logger {
         &self.log
-    }
-
-    /// The container's clock.
-    pub fn now(&self) -> jiff::Timestamp {
-        self.clock.now()
     }
 
     /// The provisioning queue.
