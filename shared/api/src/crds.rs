@@ -9,13 +9,16 @@ use serde_json::{Map, Value, json};
 use crate::ApiError;
 use crate::v1::schema::QUANTITY;
 use crate::v1::{EC2NodeClass, NodeClaim, NodePool};
+use crate::v1alpha1::NodeOverlay;
 
-/// Every CRD Kerf installs: NodePool, NodeClaim, EC2NodeClass.
+/// Every CRD Kerf installs: NodePool, NodeClaim, EC2NodeClass, and NodeOverlay (served
+/// always, as Karpenter's chart installs it; read only behind the `NodeOverlay` gate).
 pub fn all() -> Vec<CustomResourceDefinition> {
     vec![
         tidy(NodePool::crd()),
         tidy(NodeClaim::crd()),
         tidy(EC2NodeClass::crd()),
+        tidy(NodeOverlay::crd()),
     ]
 }
 

@@ -215,6 +215,7 @@ fn crds_are_what_infra_holds() {
         "karpenter.sh_nodepools.yaml",
         "karpenter.sh_nodeclaims.yaml",
         "karpenter.k8s.aws_ec2nodeclasses.yaml",
+        "karpenter.sh_nodeoverlays.yaml",
     ]
     .iter()
     .map(|f| std::fs::read_to_string(repo(&format!("infra/crds/{f}"))).unwrap())
@@ -230,7 +231,8 @@ fn crds_are_what_infra_holds() {
         [
             "nodepools.karpenter.sh",
             "nodeclaims.karpenter.sh",
-            "ec2nodeclasses.karpenter.k8s.aws"
+            "ec2nodeclasses.karpenter.k8s.aws",
+            "nodeoverlays.karpenter.sh"
         ]
     );
 }

@@ -167,10 +167,14 @@ impl Resources {
             if g.name() != group {
                 continue;
             }
-            for (ar, caps) in g.recommended_resources() {
-                if ar.plural == plural {
-                    return (ar.version, ar.kind, caps.scope == Scope::Namespaced);
-                }
+            // Every version, the preferred first: NodeOverlays are served at karpenter.sh's
+            // v1alpha1 only.
+            let found = g
+                .versions()
+                .flat_map(|v| g.versioned_resources(v))
+                .find(|(ar, _)| ar.plural == plural);
+            if let Some((ar, caps)) = found {
+                return (ar.version, ar.kind, caps.scope == Scope::Namespaced);
             }
         }
         panic!("resource {resource} of group {group:?} is not served")

@@ -14,7 +14,7 @@ use super::super::WorldError;
 use super::super::wiring::{apply, documents};
 
 /// Kerf's CRDs, as `infra/crds/` holds them.
-const CRDS: [(&str, &str); 3] = [
+const CRDS: [(&str, &str); 4] = [
     (
         "infra/crds/karpenter.sh_nodepools.yaml",
         include_str!("../../../../../infra/crds/karpenter.sh_nodepools.yaml"),
@@ -26,6 +26,10 @@ const CRDS: [(&str, &str); 3] = [
     (
         "infra/crds/karpenter.k8s.aws_ec2nodeclasses.yaml",
         include_str!("../../../../../infra/crds/karpenter.k8s.aws_ec2nodeclasses.yaml"),
+    ),
+    (
+        "infra/crds/karpenter.sh_nodeoverlays.yaml",
+        include_str!("../../../../../infra/crds/karpenter.sh_nodeoverlays.yaml"),
     ),
 ];
 
