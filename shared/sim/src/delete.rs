@@ -65,11 +65,30 @@ pub fn delete(
         return Ok(marked);
     }
     st.remove(&k);
+    if returns_deleted(res) {
+        return Ok((*old).clone());
+    }
     let mut details = json!({"name": name, "kind": res.plural, "uid": meta_str(&old, "uid")});
     if !res.group.is_empty() {
         details["group"] = json!(res.group);
     }
     Ok(success_status(200, Some(details)))
+}
+
+/// The kinds whose kube-apiserver registry has `ReturnDeletedObject: true`: a delete answers
+/// with the object instead of a Success Status (pods are answered above).
+const RETURNS_DELETED: [(&str, &str); 7] = [
+    ("", "serviceaccounts"),
+    ("", "persistentvolumes"),
+    ("", "persistentvolumeclaims"),
+    ("storage.k8s.io", "storageclasses"),
+    ("storage.k8s.io", "csinodes"),
+    ("storage.k8s.io", "csidrivers"),
+    ("storage.k8s.io", "volumeattachments"),
+];
+
+fn returns_deleted(res: &ResourceInfo) -> bool {
+    RETURNS_DELETED.contains(&(res.group.as_str(), res.plural.as_str()))
 }
 
 fn check_preconditions(

@@ -416,3 +416,41 @@ async fn a_taken_port_is_refused_naming_it() {
     let free = Sim::builder().port(0).start().await.unwrap();
     assert!(free.url().starts_with("http://127.0.0.1:"));
 }
+
+/// As kube-apiserver's registries with `ReturnDeletedObject`: deleting a CSINode or a
+/// StorageClass answers with the object, deleting a Node with a Success Status.
+#[tokio::test]
+async fn deletes_answer_with_the_object_where_kube_apiserver_does() {
+    use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
+    let (_sim, client) = start().await;
+    let csinodes: Api<CSINode> = Api::all(client.clone());
+    let c: CSINode =
+        serde_json::from_value(json!({"metadata": {"name": "n1"}, "spec": {"drivers": []}}))
+            .unwrap();
+    csinodes.create(&PostParams::default(), &c).await.unwrap();
+    let gone = csinodes
+        .delete("n1", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(gone.left().unwrap().metadata.name.as_deref(), Some("n1"));
+
+    let classes: Api<StorageClass> = Api::all(client.clone());
+    let sc: StorageClass = serde_json::from_value(
+        json!({"metadata": {"name": "gp3"}, "provisioner": "ebs.csi.aws.com"}),
+    )
+    .unwrap();
+    classes.create(&PostParams::default(), &sc).await.unwrap();
+    let gone = classes
+        .delete("gp3", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(gone.left().unwrap().provisioner, "ebs.csi.aws.com");
+
+    let nodes: Api<Node> = Api::all(client);
+    nodes
+        .create(&PostParams::default(), &node("n2", json!({})))
+        .await
+        .unwrap();
+    let gone = nodes.delete("n2", &DeleteParams::default()).await.unwrap();
+    assert!(gone.right().is_some(), "a Node's delete answers a Status");
+}
