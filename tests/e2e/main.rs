@@ -40,6 +40,7 @@ mod from_aws;
 mod handlers;
 mod health;
 mod interruption;
+mod overlays;
 mod pdb;
 mod provisioning;
 mod termination;

@@ -374,6 +374,7 @@ impl Cloud for Ec2Cloud {
             options,
             subnets: resolved.subnets.clone(),
             tags: req.node_class.spec.tags.clone(),
+            prioritized: req.prioritized,
         };
         let l = launch::launch_ensuring(&self.clients.ec2, &fleet_req, &specs).await?;
         let image_id = catalog

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use aws_sdk_ec2::operation::create_fleet::CreateFleetOutput;
 use aws_sdk_ec2::types::{
     DefaultTargetCapacityType, FleetLaunchTemplateConfigRequest,
-    FleetLaunchTemplateOverridesRequest, FleetLaunchTemplateSpecificationRequest, FleetType,
-    OnDemandOptionsRequest, ResourceType, SpotAllocationStrategy, SpotOptionsRequest, Tag,
-    TagSpecification, TargetCapacitySpecificationRequest,
+    FleetLaunchTemplateOverridesRequest, FleetLaunchTemplateSpecificationRequest,
+    FleetOnDemandAllocationStrategy, FleetType, OnDemandOptionsRequest, ResourceType,
+    SpotAllocationStrategy, SpotOptionsRequest, Tag, TagSpecification,
+    TargetCapacitySpecificationRequest,
 };
 use kerf_catalog::CapacityType;
 
@@ -59,6 +60,10 @@ pub struct LaunchRequest {
     pub subnets: BTreeMap<String, Subnet>,
     /// EC2NodeClass `spec.tags`.
     pub tags: BTreeMap<String, String>,
+    /// A NodeOverlay set some options' prices: each override carries its (overlaid) price as
+    /// its `Priority`, and the fleet follows them (`prioritized` on-demand,
+    /// `capacity-optimized-prioritized` spot), as Karpenter's provider does.
+    pub prioritized: bool,
 }
 
 /// A launched (or, on retry, re-found) instance.
@@ -156,6 +161,7 @@ fn template_configs(
             .instance_type(o.instance_type.as_str().into())
             .subnet_id(&subnet.id)
             .availability_zone(&o.zone)
+            .set_priority(req.prioritized.then_some(o.price))
             .build();
         by_lt.entry(&o.launch_template).or_default().push(ov);
     }
@@ -202,20 +208,25 @@ pub fn create_fleet(
         .tag_specifications(tag_spec(ResourceType::Instance, &tags))
         .tag_specifications(tag_spec(ResourceType::Volume, &tags))
         .tag_specifications(tag_spec(ResourceType::Fleet, &tags));
-    call = if spot {
-        call.spot_options(
+    call = match (spot, req.prioritized) {
+        (true, prioritized) => call.spot_options(
             SpotOptionsRequest::builder()
-                .allocation_strategy(SpotAllocationStrategy::PriceCapacityOptimized)
+                .allocation_strategy(if prioritized {
+                    SpotAllocationStrategy::CapacityOptimizedPrioritized
+                } else {
+                    SpotAllocationStrategy::PriceCapacityOptimized
+                })
                 .build(),
-        )
-    } else {
-        call.on_demand_options(
+        ),
+        (false, prioritized) => call.on_demand_options(
             OnDemandOptionsRequest::builder()
-                .allocation_strategy(
-                    aws_sdk_ec2::types::FleetOnDemandAllocationStrategy::LowestPrice,
-                )
+                .allocation_strategy(if prioritized {
+                    FleetOnDemandAllocationStrategy::Prioritized
+                } else {
+                    FleetOnDemandAllocationStrategy::LowestPrice
+                })
                 .build(),
-        )
+        ),
     };
     Some(call)
 }
@@ -352,6 +363,7 @@ mod tests {
             options,
             subnets: BTreeMap::from([("a".into(), subnet("a")), ("b".into(), subnet("b"))]),
             tags: BTreeMap::from([("karpenter.sh/nodepool".into(), "evil".into())]),
+            prioritized: false,
         }
     }
 

@@ -45,6 +45,8 @@ fn every_example_scenario_holds() {
         "drift-ami",
         "tainted-nodepool",
         "weights-limits",
+        "statefulset",
+        "node-overlay",
     ] {
         assert!(
             names.iter().any(|n| n == want),
@@ -59,6 +61,15 @@ fn every_example_scenario_holds() {
         assert!(o.last.launched > 0 && o.simulated.as_secs() > 0);
         assert!(o.cost > 0.0, "{}: nodes cost money", f.display());
     }
+}
+
+#[test]
+fn node_overlays_count_only_behind_their_gate() {
+    let mut s = Scenario::load(&repo().join("examples/node-overlay.yaml")).unwrap();
+    s.settings.feature_gates.clear();
+    let (r, out) = run(&s);
+    let e = r.expect_err("without the gate the list price decides");
+    assert!(e.contains("instance types in [r7i.2xlarge]"), "{e}\n{out}");
 }
 
 #[test]

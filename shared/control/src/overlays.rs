@@ -5,10 +5,18 @@
 //! overlays in conflict are logged, and the earlier name applies. Each overlay's `Ready`
 //! condition says which: False with `ValidationFailed` or `Conflict`, as Karpenter's design
 //! has it, True otherwise.
+//!
+//! A NodeClaim some of whose instance types an overlay reached is annotated at creation, as
+//! Karpenter does, and launched from the overlaid catalog: extended resources an overlay
+//! adds hold its requests, and a price overlay makes the launch follow the overlaid prices.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kerf_catalog::Catalog;
 use serde_json::json;
 
-use kerf_api::v1::ConditionStatus;
+use kerf_api::v1::{ConditionStatus, NodeClaim};
 use kerf_api::v1alpha1::{NodeOverlay, NodeOverlayStatus};
 use kerf_engine::model::NodePool;
 use kerf_engine::overlay;
@@ -17,6 +25,7 @@ use crate::claim::{condition, upsert_conditions};
 use crate::ctx::Ctx;
 use crate::log::{Logger, controllers::PROVISIONER};
 use crate::ports::{Cloud, Cluster, Publisher};
+use crate::view::View;
 
 /// The overlays that convert; the rest are logged.
 pub fn converted(overlays: &[NodeOverlay], log: &Logger) -> Vec<overlay::NodeOverlay> {
@@ -34,6 +43,55 @@ pub fn converted(overlays: &[NodeOverlay], log: &Logger) -> Vec<overlay::NodeOve
             }
         })
         .collect()
+}
+
+/// The overlays that convert, quietly (the view has logged the others).
+pub fn valid(overlays: &[NodeOverlay]) -> Vec<overlay::NodeOverlay> {
+    overlays
+        .iter()
+        .filter_map(|o| kerf_convert::overlay::node_overlay(o).ok())
+        .collect()
+}
+
+/// The annotations Karpenter puts on a new NodeClaim of `pool` whose instance types
+/// (`types`) overlays reach: `karpenter.sh/price-overlay-applied` and
+/// `karpenter.sh/capacity-overlay-applied`, each "true" when it applies.
+pub fn claim_annotations(
+    view: &View,
+    pool: &kerf_api::v1::NodePool,
+    types: &[String],
+) -> BTreeMap<String, String> {
+    let class = &pool.spec.template.spec.node_class_ref.name;
+    let (Some(catalog), Some(name)) = (view.catalogs.get(class), pool.metadata.name.as_deref())
+    else {
+        return BTreeMap::new();
+    };
+    let overlays = valid(&view.snap.node_overlays);
+    let labels = &pool.spec.template.metadata.labels;
+    let t = overlay::touched(catalog, &overlays, name, labels, types);
+    let mut out = BTreeMap::new();
+    for (on, key) in [
+        (t.price, kerf_labels::PRICE_OVERLAY_APPLIED),
+        (t.capacity, kerf_labels::CAPACITY_OVERLAY_APPLIED),
+    ] {
+        if on {
+            out.insert(key.to_string(), "true".to_string());
+        }
+    }
+    out
+}
+
+/// The catalog a claim launches from: its class's `base`, seen through the overlays as its
+/// NodePool sees it (the base itself when its pool is gone or no overlay exists).
+pub fn launch_catalog(view: &View, claim: &NodeClaim, base: &Arc<Catalog>) -> Arc<Catalog> {
+    let overlays = valid(&view.snap.node_overlays);
+    let pool = crate::claim::pool_name(claim).and_then(|p| view.pool(p));
+    let (Some(pool), false) = (pool, overlays.is_empty()) else {
+        return base.clone();
+    };
+    let name = pool.metadata.name.as_deref().unwrap_or_default();
+    let labels = &pool.spec.template.metadata.labels;
+    Arc::new(overlay::apply(base, &overlays, name, labels))
 }
 
 /// The pool with its catalog seen through `overlays`.
@@ -89,10 +147,7 @@ pub fn status(
 
 /// Every conflict among `overlays` in any of `pools`.
 pub fn all_conflicts(pools: &[NodePool], overlays: &[NodeOverlay]) -> Vec<overlay::Conflict> {
-    let valid: Vec<overlay::NodeOverlay> = overlays
-        .iter()
-        .filter_map(|o| kerf_convert::overlay::node_overlay(o).ok())
-        .collect();
+    let valid = valid(overlays);
     let mut out: Vec<overlay::Conflict> = Vec::new();
     for p in pools {
         for c in overlay::conflicts(&p.catalog, &valid, &p.name, &p.labels) {

@@ -146,6 +146,40 @@ pub fn apply(
     out
 }
 
+/// Which kinds of overlay reach some of a NodeClaim's instance types in a pool's view:
+/// Karpenter annotates such a claim, and launches it by the overlaid prices when a price
+/// reached it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Touched {
+    /// An overlay with `price` or `priceAdjustment` selects an offering of one of the types.
+    pub price: bool,
+    /// An overlay with `capacity` selects one of the types.
+    pub capacity: bool,
+}
+
+/// What of `overlays` reaches the instance types named `types` in the pool's view.
+pub fn touched(
+    catalog: &Catalog,
+    overlays: &[NodeOverlay],
+    pool: &str,
+    pool_labels: &BTreeMap<String, String>,
+    types: &[String],
+) -> Touched {
+    let mut t = Touched::default();
+    for it in catalog
+        .instance_types
+        .iter()
+        .filter(|it| types.contains(&it.name))
+    {
+        let at = |o: Option<&Offering>| labels_of(it, &catalog.region, pool, pool_labels, o);
+        for ov in overlays {
+            t.price |= ov.price.is_some() && selects_type(ov, it, &at);
+            t.capacity |= !ov.capacity.0.is_empty() && selects_type(ov, it, &at);
+        }
+    }
+    t
+}
+
 /// Overlays in conflict in a pool's view of the catalog: equal weight, both selecting an
 /// offering and setting the same field to different values; the later name is the one in
 /// conflict (the earlier one applies).

@@ -172,3 +172,59 @@ fn the_pool_name_can_select_an_overlay() {
     let gpu = apply(&catalog(), &[ov], "gpu", &BTreeMap::new());
     assert_eq!(price(&gpu, "m.large", CapacityType::OnDemand), 9.0);
 }
+
+#[test]
+fn touched_says_which_kinds_of_overlay_reach_a_claims_types() {
+    let cheap = overlay(
+        "cheap-c",
+        0,
+        req(labels::INSTANCE_TYPE, &["c.large"]),
+        Some(PriceChange::Set(0.01)),
+    );
+    let mut fuse = overlay(
+        "fuse",
+        0,
+        req("karpenter.k8s.aws/instance-family", &["m"]),
+        None,
+    );
+    fuse.capacity.set("smarter-devices/fuse", 1000);
+    let both = [cheap, fuse];
+    let of = |types: &[&str]| {
+        let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+        touched(&catalog(), &both, "default", &BTreeMap::new(), &types)
+    };
+    assert_eq!(
+        of(&["c.large"]),
+        Touched {
+            price: true,
+            capacity: false
+        }
+    );
+    assert_eq!(
+        of(&["m.large"]),
+        Touched {
+            price: false,
+            capacity: true
+        }
+    );
+    assert_eq!(
+        of(&["m.large", "c.large"]),
+        Touched {
+            price: true,
+            capacity: true
+        }
+    );
+    assert_eq!(
+        of(&["x.large"]),
+        Touched::default(),
+        "an unknown type is untouched"
+    );
+    let elsewhere = touched(
+        &catalog(),
+        &both,
+        "gpu",
+        &BTreeMap::new(),
+        &["c.large".into()],
+    );
+    assert!(elsewhere.price, "no pool requirement: every pool");
+}

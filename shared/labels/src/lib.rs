@@ -106,6 +106,11 @@ pub const MIRROR_POD: &str = "kubernetes.io/config.mirror";
 pub const CRITICAL_PRIORITY_CLASSES: [&str; 2] =
     ["system-cluster-critical", "system-node-critical"];
 pub const MIN_VALUES_RELAXED: &str = "karpenter.sh/nodeclaim-min-values-relaxed";
+/// On a NodeClaim some of whose instance types a NodeOverlay's price reached ("true"): it
+/// launches by the overlaid prices.
+pub const PRICE_OVERLAY_APPLIED: &str = "karpenter.sh/price-overlay-applied";
+/// On a NodeClaim some of whose instance types a NodeOverlay's capacity reached ("true").
+pub const CAPACITY_OVERLAY_APPLIED: &str = "karpenter.sh/capacity-overlay-applied";
 pub const COMPATIBILITY_PROVIDER: &str = "compatibility.karpenter.sh/provider";
 
 /// NodeClaim and Node condition types.

@@ -60,6 +60,67 @@ fn overrides(f: &[(String, String)]) -> Vec<(String, String)> {
     out
 }
 
+/// The form's `(instance type, priority)` per override, in request order.
+fn priorities(f: &[(String, String)]) -> Vec<(String, Option<String>)> {
+    f.iter()
+        .filter(|(k, _)| k.ends_with(".InstanceType"))
+        .map(|(k, v)| {
+            let key = k.replace(".InstanceType", ".Priority");
+            (v.clone(), form::get(f, &key).map(str::to_string))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_overlaid_price_launches_by_priority_as_karpenters_provider_does() {
+    let (_g, moto) = fresh().await;
+    let proxy = Proxy::start(&moto.url).await;
+    let c = clients(&proxy.url).await;
+    let (subnets, lt) = launch_setup(&c).await;
+    // m5.xlarge is the cheapest by the overlay, dearest by EC2's list.
+    let opts = vec![
+        option("c5.large", "us-west-2b", 0.085, &lt),
+        option("m5.xlarge", "us-west-2a", 0.01, &lt),
+    ];
+    for (i, ct) in [CapacityType::OnDemand, CapacityType::Spot]
+        .into_iter()
+        .enumerate()
+    {
+        let mut req = request(&format!("nc-p{i}"), ct, opts.clone(), &subnets);
+        req.prioritized = true;
+        launch(&c.ec2, &req).await.unwrap();
+        let sent = &proxy.forms("CreateFleet")[i];
+        let (key, want) = match ct {
+            CapacityType::Spot => (
+                "SpotOptions.AllocationStrategy",
+                "capacity-optimized-prioritized",
+            ),
+            _ => ("OnDemandOptions.AllocationStrategy", "prioritized"),
+        };
+        assert_eq!(form::get(sent, key), Some(want), "{ct:?}");
+        assert_eq!(
+            priorities(sent),
+            [
+                ("m5.xlarge".to_string(), Some("0.01".to_string())),
+                ("c5.large".to_string(), Some("0.085".to_string()))
+            ],
+            "{ct:?}: the overlaid price is each override's priority, cheapest first"
+        );
+    }
+    let mut plain = request("nc-plain", CapacityType::OnDemand, opts, &subnets);
+    plain.prioritized = false;
+    launch(&c.ec2, &plain).await.unwrap();
+    let sent = &proxy.forms("CreateFleet")[2];
+    assert_eq!(
+        form::get(sent, "OnDemandOptions.AllocationStrategy"),
+        Some("lowest-price")
+    );
+    assert!(
+        priorities(sent).iter().all(|(_, p)| p.is_none()),
+        "no priorities without an overlay"
+    );
+}
+
 #[tokio::test]
 async fn launch_tags_client_token_and_idempotent_retry() {
     let (_g, moto) = fresh().await;

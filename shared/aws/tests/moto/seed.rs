@@ -146,6 +146,7 @@ pub fn request(
         options,
         subnets: subnets.clone(),
         tags: BTreeMap::from([("team".to_string(), "platform".to_string())]),
+        prioritized: false,
     }
 }
 

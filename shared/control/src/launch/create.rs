@@ -30,6 +30,14 @@ pub async fn create_claim<C: Cluster, K: Cloud, P: Publisher>(
     if let Some(m) = claim.metadata.labels.as_mut() {
         m.extend(labels.clone());
     }
+    if ctx.settings.node_overlay {
+        let touched = crate::overlays::claim_annotations(view, pool, &l.instance_type_options);
+        claim
+            .metadata
+            .annotations
+            .get_or_insert_default()
+            .extend(touched);
+    }
     let c = ctx
         .cluster
         .create_node_claim(pool, claim)

@@ -184,7 +184,13 @@ pub fn request(
                 .unwrap_or_default(),
         })
         .collect();
+    let prioritized = claim
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(kerf_labels::PRICE_OVERLAY_APPLIED));
     Ok(LaunchRequest {
+        prioritized,
         node_claim: claim::name(claim).to_string(),
         node_claim_uid: claim.metadata.uid.clone().unwrap_or_default(),
         node_pool: claim::pool_name(claim).unwrap_or_default().to_string(),

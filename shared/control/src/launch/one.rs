@@ -45,6 +45,13 @@ pub async fn launch_claim<C: Cluster, K: Cloud, P: Publisher>(
         let e = format!("EC2NodeClass {class_name:?} not found or not ready");
         return give_up(ctx, c, "NodeClassNotReady", &e).await;
     };
+    let overlaid;
+    let catalog = if ctx.settings.node_overlay {
+        overlaid = crate::overlays::launch_catalog(view, c, catalog);
+        &overlaid
+    } else {
+        catalog
+    };
     let req = match launch::request(c, class.clone(), catalog, ctx.settings.max_instance_types) {
         Ok(r) => r,
         Err(e @ (RequestError::NoInstanceType | RequestError::NoOffering)) => {

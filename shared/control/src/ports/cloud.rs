@@ -37,6 +37,10 @@ pub struct LaunchRequest {
     pub capacity_type: CapacityType,
     /// Offerings of `capacity_type`, cheapest first, at most 60 instance types.
     pub options: Vec<LaunchOption>,
+    /// A NodeOverlay set some options' prices (the claim says
+    /// `karpenter.sh/price-overlay-applied`): the cloud is to prefer the options by their
+    /// prices here, as priorities, rather than by its own price list.
+    pub prioritized: bool,
     /// Labels the kubelet registers the node with.
     pub labels: BTreeMap<String, String>,
     /// Taints the kubelet registers the node with (taints and startup taints).

@@ -101,7 +101,8 @@ pub struct Source {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settings {
-    /// Karpenter's feature gates: `SpotToSpotConsolidation`.
+    /// Karpenter's feature gates: `SpotToSpotConsolidation`, `RebalanceReplacement`,
+    /// `NodeOverlay`.
     #[serde(default)]
     pub feature_gates: BTreeMap<String, bool>,
     /// Simulated time per tick (default `1s`).

@@ -170,6 +170,7 @@ pub(super) fn objects_error(s: &Scenario, message: String) -> ScenarioError {
 pub async fn world_for(s: &Scenario, options: WorldOptions) -> Result<World, ScenarioError> {
     let world_err = |message: String| objects_error(s, message);
     let mut options = s.in_region(options);
+    options.node_overlay = gate(s, "NodeOverlay");
     if let Some(t) = &s.settings.tick {
         options.tick = super::duration(t).map_err(|m| world_err(format!("settings.tick: {m}")))?;
     }

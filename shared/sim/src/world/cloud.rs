@@ -15,7 +15,7 @@ use kerf_catalog::unavailable::OfferingKey;
 use kerf_catalog::{CapacityType, Catalog};
 use kerf_control::ports::cloud::{NodeTaint, provider_id};
 use kerf_control::ports::{
-    Clock, CloudError, HealthCategory, Instance, LaunchRequest, Launched, Unhealthy,
+    Clock, CloudError, HealthCategory, Instance, LaunchOption, LaunchRequest, Launched, Unhealthy,
 };
 
 /// One simulated instance and what it was launched with.
@@ -343,7 +343,7 @@ impl SimCloud {
             return Ok(launched(i, Vec::new()));
         }
         let mut unavailable = Vec::new();
-        for o in &req.options {
+        for o in fleet_order(req, &catalog) {
             let key = OfferingKey::new(req.capacity_type, &o.instance_type, &o.zone);
             if s.no_capacity.iter().any(|n| n.matches(&key)) {
                 unavailable.push(key);
@@ -434,6 +434,31 @@ fn at(i: &SimInstance, now: Timestamp) -> SimInstance {
         i.info.state = "terminated".into();
     }
     i
+}
+
+/// The order the simulated fleet tries the options in: by their priority (the request's
+/// price) when the request is prioritized, else by EC2's own price list (`lowest-price`,
+/// whatever prices the request believed); ties keep the request's order.
+fn fleet_order<'a>(req: &'a LaunchRequest, catalog: &Catalog) -> Vec<&'a LaunchOption> {
+    let listed = |o: &LaunchOption| {
+        catalog
+            .instance_types
+            .iter()
+            .find(|t| t.name == o.instance_type)
+            .and_then(|t| {
+                t.offerings
+                    .iter()
+                    .find(|f| f.zone == o.zone && f.capacity_type == req.capacity_type)
+            })
+            .map_or(o.price, |f| f.price)
+    };
+    let mut v: Vec<(f64, &LaunchOption)> = req
+        .options
+        .iter()
+        .map(|o| (if req.prioritized { o.price } else { listed(o) }, o))
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v.into_iter().map(|(_, o)| o).collect()
 }
 
 fn launched(i: &SimInstance, unavailable: Vec<OfferingKey>) -> Launched {

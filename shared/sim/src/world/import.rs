@@ -35,7 +35,7 @@ const MADE_HERE: [&str; 7] = [
 ];
 
 /// Kinds the simulated cluster serves, besides those it makes itself.
-const SERVED: [&str; 12] = [
+const SERVED: [&str; 13] = [
     "Pod",
     "Namespace",
     "ConfigMap",
@@ -48,6 +48,7 @@ const SERVED: [&str; 12] = [
     "PodDisruptionBudget",
     "NodePool",
     "EC2NodeClass",
+    "NodeOverlay",
 ];
 
 const SERVER_FIELDS: [&str; 8] = [

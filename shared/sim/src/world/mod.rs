@@ -85,6 +85,9 @@ pub struct WorldOptions {
     /// Kerf's functions decide as Karpenter does: first-fit packing and Karpenter's
     /// consolidation search (`kerf sim --compare karpenter`).
     pub karpenter_decisions: bool,
+    /// Karpenter's `NodeOverlay` gate for Kerf's functions: the cluster's NodeOverlays change
+    /// each pool's instance types.
+    pub node_overlay: bool,
     /// Kerf's functions make their API and EC2 calls one at a time, so the order of writes
     /// (and the names the server generates from it) is the same on every run: `kerf sim`
     /// runs are reproducible. Off in tests that exercise concurrent calls.
@@ -118,6 +121,7 @@ impl Default for WorldOptions {
             skip_idle: false,
             deliver_termination: true,
             karpenter_decisions: false,
+            node_overlay: false,
             serial: false,
             duplicate_deliveries: false,
             port: 0,

@@ -79,6 +79,7 @@ fn ctx(
     settings.optimize_cost = !options.karpenter_decisions;
     settings.karpenter_search = options.karpenter_decisions;
     settings.validate_emptiness = options.karpenter_decisions;
+    settings.node_overlay = options.node_overlay;
     if options.serial {
         settings.concurrency = 1;
     }
