@@ -97,9 +97,27 @@ async fn snapshot_reads_every_collection() {
     ] {
         assert!(snap.resource_versions.contains_key(kind), "{kind} is read");
     }
-    // NodeOverlays are listed too; a server without their CRD answers 404: none, no version.
+    // NodeOverlays are listed too (their CRD is one of Kerf's).
+    assert!(snap.node_overlays.is_empty());
+    assert!(snap.resource_versions.contains_key("nodeoverlays"));
+}
+
+#[tokio::test]
+async fn a_server_without_the_nodeoverlay_crd_has_no_overlays() {
+    let (sim, client) = start().await;
+    let kc = cluster(&client);
+    create_pool(&client, "default").await;
+    // As a cluster where Karpenter's chart never installed it: the path is not served.
+    sim.inject(kerf_sim::Fault {
+        method: "GET".into(),
+        path_contains: "/nodeoverlays".into(),
+        times: 1,
+        error: kerf_sim::ApiError::no_route(),
+    });
+    let snap = kc.snapshot().await.unwrap();
     assert!(snap.node_overlays.is_empty());
     assert!(!snap.resource_versions.contains_key("nodeoverlays"));
+    assert_eq!(snap.node_pools.len(), 1, "the rest is read");
 }
 
 #[tokio::test]

@@ -28,6 +28,7 @@ fn the_v3_root_lists_every_served_group_version() {
             "apis/events.k8s.io/v1",
             "apis/karpenter.k8s.aws/v1",
             "apis/karpenter.sh/v1",
+            "apis/karpenter.sh/v1alpha1",
             "apis/policy/v1",
             "apis/storage.k8s.io/v1",
         ]
