@@ -43,6 +43,7 @@ mod interruption;
 mod overlays;
 mod pdb;
 mod provisioning;
+mod repair;
 mod termination;
 mod timers;
 mod volumes;

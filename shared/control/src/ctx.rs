@@ -42,6 +42,8 @@ pub struct Settings {
     pub concurrency: usize,
     /// Karpenter's `NodeOverlay` feature gate: NodeOverlays change each pool's catalog.
     pub node_overlay: bool,
+    /// Karpenter's `NodeRepair` feature gate: nodes unhealthy for too long are replaced.
+    pub node_repair: bool,
     /// `MIN_VALUES_POLICY`: Karpenter's `--min-values-policy`.
     pub min_values_policy: kerf_engine::model::MinValuesPolicy,
 }
@@ -64,6 +66,7 @@ impl Settings {
             concurrency: 32,
             min_values_policy: kerf_engine::model::MinValuesPolicy::Strict,
             node_overlay: false,
+            node_repair: false,
         }
     }
 }

@@ -29,6 +29,7 @@ pub mod nodepool;
 pub mod overlays;
 pub mod provision;
 pub mod register;
+pub mod repair;
 pub mod retire;
 pub mod terminate;
 pub mod timers;

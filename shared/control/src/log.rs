@@ -183,6 +183,7 @@ pub mod controllers {
     pub const NODECLASS: &str = "nodeclass";
     pub const NODEPOOL: &str = "nodepool.counter";
     pub const INTERRUPTION: &str = "interruption";
+    pub const HEALTH: &str = "node.health";
 }
 
 /// `{"name": name}`, the way Karpenter logs object references.

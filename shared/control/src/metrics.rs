@@ -26,6 +26,8 @@ pub mod names {
     pub const PODS_UNSCHEDULABLE: &str = "karpenter_scheduler_unschedulable_pods_count";
     pub const PODS_DRAINED: &str = "karpenter_pods_drained_total";
     pub const NODECLAIMS_DISRUPTED: &str = "karpenter_nodeclaims_disrupted_total";
+    pub const NODECLAIMS_UNHEALTHY_DISRUPTED: &str =
+        "karpenter_nodeclaims_unhealthy_disrupted_total";
     pub const DISRUPTION_DECISIONS: &str = "karpenter_voluntary_disruption_decisions_total";
     pub const ALLOWED_DISRUPTIONS: &str = "karpenter_nodepools_allowed_disruptions";
     pub const FAILED_VALIDATIONS: &str = "karpenter_voluntary_disruption_failed_validations_total";

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::ctx::Ctx;
 use crate::error::ControlError;
-use crate::log::controllers::{DISRUPTION, INTERRUPTION};
+use crate::log::controllers::{DISRUPTION, HEALTH, INTERRUPTION};
 use crate::log::obj;
 use crate::metrics::names::NODECLAIMS_DISRUPTED;
 use crate::ports::{Cloud, Cluster, Publisher, Queue, QueueError, TerminationMessage};
@@ -20,6 +20,8 @@ pub enum Retirement<'a> {
     /// An interruption, by its message kind (`spot_interrupted`, `instance_status`, ...);
     /// `forceful` when the drain does not wait for PodDisruptionBudgets.
     Interruption { kind: &'a str, forceful: bool },
+    /// Node repair, by the Node condition that was bad for too long (always forceful).
+    Repair { condition: &'a str },
 }
 
 impl Retirement<'_> {
@@ -29,6 +31,7 @@ impl Retirement<'_> {
         match self {
             Retirement::Disruption(reason) => reason,
             Retirement::Interruption { kind, .. } => kind,
+            Retirement::Repair { .. } => "unhealthy",
         }
     }
 
@@ -52,6 +55,11 @@ impl Retirement<'_> {
                     json!({"NodeClaim": obj(name), "messageKind": kind, "action": action}),
                 )
             }
+            Retirement::Repair { condition } => (
+                HEALTH,
+                "deleting unhealthy node",
+                crate::repair::log_fields(name, condition),
+            ),
         }
     }
 }
@@ -109,6 +117,19 @@ mod tests {
             forceful: true,
         };
         assert_eq!(forceful.log_line("x").2["action"], "ForcefulTermination");
+    }
+
+    #[test]
+    fn a_repair_is_logged_by_node_health_and_counted_as_unhealthy() {
+        let why = Retirement::Repair { condition: "Ready" };
+        assert_eq!(why.reason(), "unhealthy");
+        let (controller, message, fields) = why.log_line("default-x");
+        assert_eq!(
+            (controller, message),
+            ("node.health", "deleting unhealthy node")
+        );
+        assert_eq!(fields["condition"], "Ready");
+        assert_eq!(fields["NodeClaim"]["name"], "default-x");
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! | `KERF_CLUSTER_ENDPOINT`, `KERF_CLUSTER_CA_DATA`, `KERF_KUBERNETES_VERSION` | the join facts instead of DescribeCluster |
 //! | `KERF_INSTANCE_TYPES` | comma-separated types to restrict discovery to (tests) |
 //! | `MIN_VALUES_POLICY` | Karpenter's `--min-values-policy`: `Strict` (default) or `BestEffort` |
-//! | `KERF_FEATURE_GATES` | Karpenter's gates as `Name=true\|false,…`: `SpotToSpotConsolidation`, `RebalanceReplacement`, `NodeOverlay` (all off by default) |
+//! | `KERF_FEATURE_GATES` | Karpenter's gates as `Name=true\|false,…`: `SpotToSpotConsolidation`, `RebalanceReplacement`, `NodeOverlay`, `NodeRepair` (all off by default) |
 
 use std::collections::BTreeMap;
 
@@ -55,6 +55,8 @@ pub struct FeatureGates {
     pub rebalance_replacement: bool,
     /// NodeOverlays change instance types' prices and extended resources.
     pub node_overlay: bool,
+    /// Nodes unhealthy for longer than their condition's toleration are replaced.
+    pub node_repair: bool,
 }
 
 impl FeatureGates {
@@ -78,10 +80,11 @@ impl FeatureGates {
                 "SpotToSpotConsolidation" => gates.spot_to_spot_consolidation = on,
                 "RebalanceReplacement" => gates.rebalance_replacement = on,
                 "NodeOverlay" => gates.node_overlay = on,
+                "NodeRepair" => gates.node_repair = on,
                 other => {
                     return Err(invalid(format!(
                         "unknown gate {other:?} (known: SpotToSpotConsolidation, \
-                         RebalanceReplacement, NodeOverlay)"
+                         RebalanceReplacement, NodeOverlay, NodeRepair)"
                     )));
                 }
             }
@@ -296,10 +299,13 @@ mod tests {
                 spot_to_spot_consolidation: true,
                 rebalance_replacement: false,
                 node_overlay: false,
+                node_repair: false,
             }
         );
         let overlay = FeatureGates::parse("NodeOverlay=true").unwrap();
         assert!(overlay.node_overlay && !overlay.spot_to_spot_consolidation);
+        let repair = FeatureGates::parse("NodeRepair=true").unwrap();
+        assert!(repair.node_repair && !repair.node_overlay);
         let off = FeatureGates::parse("").unwrap();
         assert_eq!(off, FeatureGates::default());
         let on = FeatureGates::parse(" RebalanceReplacement=true ").unwrap();

@@ -135,6 +135,7 @@ impl Runtime {
             settings: Settings {
                 min_values_policy: self.config.min_values_policy,
                 node_overlay: self.config.feature_gates.node_overlay,
+                node_repair: self.config.feature_gates.node_repair,
                 ..Settings::new(&self.config.cluster_name, &self.config.namespace)
             },
         })

@@ -6,6 +6,7 @@
 //!    launched by Karpenter start from their current state, never drifted by a version
 //!    change);
 //! 3. advance commands under way, remove stale taints, queue terminations ([`progress`]);
+//!    repair nodes unhealthy for too long (gate `NodeRepair`, [`crate::repair`]);
 //! 4. validate a recorded command that is due and start or abandon it ([`decide`]);
 //! 5. plan with the engine; mark drifted NodeClaims `Drifted`;
 //! 6. expiry and drift start at once; emptiness and consolidation are recorded on their
@@ -58,6 +59,8 @@ pub struct SweepReport {
     /// NodeClaims whose `Consolidatable` condition was set or removed.
     pub consolidatable: usize,
     pub skipped: usize,
+    /// Node repair (with the `NodeRepair` gate).
+    pub repair: crate::repair::Report,
 }
 
 /// Options of the disruption function.
@@ -109,6 +112,9 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     progress::advance(ctx, termination, &view, &mut report.progress).await?;
     progress::untaint_stale(ctx, &view, &mut report.progress).await?;
     progress::queue_terminations(ctx, termination, &view, &mut report.progress).await?;
+    if ctx.settings.node_repair {
+        report.repair = crate::repair::run(ctx, termination, queues.timers, &view).await?;
+    }
     if !report.progress.waiting.is_empty() {
         // Karpenter's queue checks its commands' replacements every second; a timer a few
         // seconds out deletes the candidates soon after the replacements initialize.

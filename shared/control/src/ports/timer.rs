@@ -26,7 +26,8 @@ pub enum TimerKind {
     Validate,
     /// Run a disruption pass again now: a command started or completed, or a pass left work.
     Requeue,
-    /// A node's `consolidateAfter` (or `expireAfter`) runs out at `due`.
+    /// A node's `consolidateAfter` (or `expireAfter`, or its repair toleration) runs out at
+    /// `due`.
     Due,
     /// Pods left or terminated on the named nodes: their NodeClaims' `lastPodEventTime`
     /// moves to now, which restarts `consolidateAfter`.

@@ -102,7 +102,7 @@ pub struct Source {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Settings {
     /// Karpenter's feature gates: `SpotToSpotConsolidation`, `RebalanceReplacement`,
-    /// `NodeOverlay`.
+    /// `NodeOverlay`, `NodeRepair`.
     #[serde(default)]
     pub feature_gates: BTreeMap<String, bool>,
     /// Simulated time per tick (default `1s`).

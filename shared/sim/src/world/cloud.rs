@@ -33,6 +33,16 @@ pub struct SimInstance {
     pub type_labels: BTreeMap<String, String>,
     pub capacity: BTreeMap<String, String>,
     pub allocatable: BTreeMap<String, String>,
+    /// A fault its kubelet (or Node Monitoring Agent) reports: a Node condition held at a
+    /// status, `Ready` `False` for a kubelet that stopped working.
+    pub fault: Option<NodeFault>,
+}
+
+/// A Node condition a sick instance's Node reports (see [`SimCloud::fail_node`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeFault {
+    pub condition: String,
+    pub status: String,
 }
 
 /// A recorded launch call.
@@ -180,6 +190,14 @@ impl SimCloud {
         }
     }
 
+    /// Makes the instance sick: its Node reports `condition` at `status` from the kubelet's
+    /// next step on, until the instance is gone (`None` heals it).
+    pub fn fail_node(&self, instance_id: &str, fault: Option<NodeFault>) {
+        if let Some(i) = self.lock().instances.get_mut(instance_id) {
+            i.fault = fault;
+        }
+    }
+
     /// Sets the spot price of `instance_type` in `zone` (every zone when `None`); later
     /// catalogs carry it.
     pub fn set_spot_price(&self, instance_type: &str, zone: Option<&str>, price: f64) {
@@ -306,6 +324,7 @@ impl SimCloud {
                 type_labels: BTreeMap::new(),
                 capacity: BTreeMap::new(),
                 allocatable: BTreeMap::new(),
+                fault: None,
             },
         );
         id
@@ -389,6 +408,7 @@ impl SimCloud {
                 type_labels: it.map(|t| t.labels.clone()).unwrap_or_default(),
                 capacity: it.map(|t| t.capacity.to_strings()).unwrap_or_default(),
                 allocatable: it.map(|t| t.allocatable.to_strings()).unwrap_or_default(),
+                fault: None,
             };
             let out = launched(&inst, unavailable);
             s.tokens.insert(req.node_claim_uid.clone(), id.clone());

@@ -72,6 +72,33 @@ fn ready(n: &Node) -> Option<(bool, Timestamp)> {
     ))
 }
 
+/// The status of the Node's condition `type_`.
+fn condition_status<'a>(n: &'a Node, type_: &str) -> Option<&'a str> {
+    n.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| c.status.as_str())
+}
+
+/// Sets one Node condition, the others kept (a strategic merge by condition type).
+async fn set_condition(
+    api: &Api<Node>,
+    name: &str,
+    type_: &str,
+    status: &str,
+    now: Timestamp,
+) -> Result<(), kube::Error> {
+    let t = crate::world::rfc3339(now);
+    let patch = json!({"status": {"conditions": [{"type": type_, "status": status,
+        "reason": "SimulatedFault", "lastTransitionTime": t, "lastHeartbeatTime": t}]}});
+    api.patch_status(name, &PatchParams::default(), &Patch::Strategic(&patch))
+        .await?;
+    Ok(())
+}
+
 fn pid(n: &Node) -> &str {
     n.spec
         .as_ref()
@@ -195,6 +222,14 @@ impl Kubelet {
             let name = n.metadata.name.clone().unwrap_or_default();
             let inst = by_pid.get(pid(n)).copied();
             let alive = inst.is_some_and(|i| i.info.state == "running");
+            if let Some(f) = inst.and_then(|i| i.fault.as_ref()).filter(|_| alive) {
+                if condition_status(n, &f.condition) != Some(f.status.as_str()) {
+                    set_condition(&nodes_api, &name, &f.condition, &f.status, now).await?;
+                }
+                if f.condition == "Ready" {
+                    continue;
+                }
+            }
             match (ready(n), inst) {
                 (Some((false, _)), Some(i)) if alive && now >= i.running_at + self.ready_delay => {
                     set_ready(&nodes_api, &name, "True", now).await?;

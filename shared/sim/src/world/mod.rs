@@ -88,6 +88,8 @@ pub struct WorldOptions {
     /// Karpenter's `NodeOverlay` gate for Kerf's functions: the cluster's NodeOverlays change
     /// each pool's instance types.
     pub node_overlay: bool,
+    /// Karpenter's `NodeRepair` gate for Kerf's functions.
+    pub node_repair: bool,
     /// Kerf's functions make their API and EC2 calls one at a time, so the order of writes
     /// (and the names the server generates from it) is the same on every run: `kerf sim`
     /// runs are reproducible. Off in tests that exercise concurrent calls.
@@ -122,6 +124,7 @@ impl Default for WorldOptions {
             deliver_termination: true,
             karpenter_decisions: false,
             node_overlay: false,
+            node_repair: false,
             serial: false,
             duplicate_deliveries: false,
             port: 0,

@@ -80,6 +80,7 @@ fn ctx(
     settings.karpenter_search = options.karpenter_decisions;
     settings.validate_emptiness = options.karpenter_decisions;
     settings.node_overlay = options.node_overlay;
+    settings.node_repair = options.node_repair;
     if options.serial {
         settings.concurrency = 1;
     }
