@@ -3,12 +3,12 @@
 
 mod handler;
 
-use lambda_runtime::{Error, LambdaEvent, run, service_fn, tracing};
+use lambda_runtime::{Error, LambdaEvent, run, service_fn};
 use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    tracing::init_default_subscriber();
+    kerf_function::tracing::init();
     let rt = kerf_function::Runtime::from_env().await?;
     let queue = rt.queue()?;
     let (rt, queue) = (&rt, &queue);

@@ -1,11 +1,15 @@
 //! Function URL request in, Function URL response out: the admission review answered within
-//! the deadline (a review still running after [`DEADLINE`] is answered by the fail-safe
-//! rule: pods and nodes allowed, Kerf's CRDs refused), never an invocation error.
+//! the deadline, never an invocation error. A request without the secret is refused before
+//! any client is built; a review Kerf cannot act on (still running after [`DEADLINE`], or no
+//! Kubernetes client) is answered from the object alone: pods and nodes allowed, Kerf's CRDs
+//! validated.
 
 use std::time::Duration;
 
 use kerf_aws::queue::SqsQueue;
-use kerf_control::handlers::webhook::{HttpResponse, handle as review, timed_out};
+use kerf_control::handlers::webhook::{
+    HttpResponse, authorized, handle as review, timed_out, unauthorized,
+};
 use kerf_function::Runtime;
 use serde_json::{Value, json};
 
@@ -23,6 +27,10 @@ pub async fn handle(
     secret: &str,
     event: Value,
 ) -> Result<Value, lambda_runtime::Error> {
+    let path = event["rawPath"].as_str().unwrap_or_default();
+    if !authorized(path, secret) {
+        return Ok(url_response(unauthorized(rt.log(), rt.now(), &event)));
+    }
     let work = async {
         match rt.ctx().await {
             Ok(ctx) => review(&ctx, queue, timers, secret, &event).await,

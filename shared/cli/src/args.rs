@@ -178,10 +178,14 @@ pub struct WebhooksArgs {
     /// 'Stacks[0].Outputs'`, or the whole describe-stacks document); `-` for stdin.
     #[arg(long, value_name = "FILE")]
     pub stack_outputs: String,
-    /// A file holding the webhook's path secret (the WebhookSecretArn secret's value); `-` for
-    /// stdin.
+    /// A file holding the webhook's path secret (the WebhookSecretArn secret's value: one
+    /// secret, or the current and the next one while it rotates); `-` for stdin.
     #[arg(long, value_name = "FILE")]
     pub secret_file: String,
+    /// Point the configurations at the next secret: the secret's value holds the current and
+    /// the next one (separated by a space) and the webhook accepts both.
+    #[arg(long)]
+    pub rotate: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -74,23 +74,55 @@ impl StackOutputs {
     }
 }
 
-/// Reads the secret from `file` (`-`: stdin): one line of URL-safe characters.
-pub fn read_secret(file: &str, text: &str) -> Result<String, CliError> {
-    let secret = text.trim();
+/// The webhook secret's value: the current secret and, while it rotates, the next one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Secrets {
+    pub current: String,
+    pub next: Option<String>,
+}
+
+/// Reads the secrets from `file` (`-`: stdin): one secret of URL-safe characters, or two (the
+/// current one, then the next one) separated by whitespace while the secret rotates.
+pub fn read_secrets(file: &str, text: &str) -> Result<Secrets, CliError> {
     let bad = |message: &str| CliError::File {
         file: file.to_string(),
         message: message.to_string(),
     };
-    if secret.is_empty() {
-        return Err(bad("the webhook secret is empty"));
-    }
     let url_safe = |c: char| c.is_ascii_alphanumeric() || "-._~".contains(c);
-    if !secret.chars().all(url_safe) {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    if tokens.iter().any(|t| !t.chars().all(url_safe)) {
         return Err(bad(
-            "the webhook secret must be one line of letters, digits, '-', '.', '_' or '~'",
+            "the webhook secret must be one line of letters, digits, '-', '.', '_' or '~' \
+             (the current and the next secret separated by a space while it rotates)",
         ));
     }
-    Ok(secret.to_string())
+    match tokens.as_slice() {
+        [] => Err(bad("the webhook secret is empty")),
+        [current] => Ok(Secrets {
+            current: current.to_string(),
+            next: None,
+        }),
+        [current, next] => Ok(Secrets {
+            current: current.to_string(),
+            next: Some(next.to_string()),
+        }),
+        _ => Err(bad(
+            "the webhook secret holds at most two secrets: the current one and the next one",
+        )),
+    }
+}
+
+/// The secret the configurations carry: the current one, or with `rotate` the next one.
+pub fn chosen(secrets: Secrets, rotate: bool) -> Result<String, CliError> {
+    match (rotate, secrets.next) {
+        (false, _) => Ok(secrets.current),
+        (true, Some(next)) => Ok(next),
+        (true, None) => Err(CliError::Usage(
+            "--rotate needs the secret to hold the current and the next secret, separated by \
+             a space (see the README's rotation steps)"
+                .into(),
+        )),
+    }
 }
 
 fn read(file: &str) -> Result<String, CliError> {
@@ -138,7 +170,8 @@ pub fn webhooks(a: &WebhooksArgs) -> Result<Outcome, CliError> {
         ));
     }
     let outputs = StackOutputs::parse(&a.stack_outputs, &read(&a.stack_outputs)?)?;
-    let secret = read_secret(&a.secret_file, &read(&a.secret_file)?)?;
+    let secrets = read_secrets(&a.secret_file, &read(&a.secret_file)?)?;
+    let secret = chosen(secrets, a.rotate)?;
     Ok(Outcome {
         stdout: render(&outputs, &secret)?,
         ..Outcome::default()

@@ -64,11 +64,34 @@ fn cel(expression: &str, object: &Value, old: Option<&Value>) -> bool {
         .unwrap_or_else(|e| panic!("{expression} on {object}: {e}"))
 }
 
+/// A matchCondition over the request (`request.userInfo`), evaluated with `request` bound.
+fn cel_request(expression: &str, request: &Value) -> bool {
+    let rule = expression.replace("request", "self");
+    let program = Program::compile(&rule).unwrap_or_else(|e| panic!("{expression}: {e}"));
+    program
+        .eval(request, None)
+        .unwrap_or_else(|e| panic!("{expression} on {request}: {e}"))
+}
+
+/// A request by someone other than Kerf (a kubelet), for conditions over the request.
+fn someone_else() -> Value {
+    json!({"userInfo": {"username": "system:node:n1", "groups": ["system:nodes", "system:authenticated"]}})
+}
+
 fn conditions_pass(w: &Value, object: &Value, old: Option<&Value>) -> bool {
+    conditions_pass_for(w, &someone_else(), object, old)
+}
+
+fn conditions_pass_for(w: &Value, request: &Value, object: &Value, old: Option<&Value>) -> bool {
     let conditions = w["matchConditions"].as_array().cloned().unwrap_or_default();
-    conditions
-        .iter()
-        .all(|c| cel(c["expression"].as_str().unwrap(), object, old))
+    conditions.iter().all(|c| {
+        let expression = c["expression"].as_str().unwrap();
+        if expression.contains("request.") {
+            cel_request(expression, request)
+        } else {
+            cel(expression, object, old)
+        }
+    })
 }
 
 fn rule_matches(w: &Value, r: &kerf_control::webhook::Request) -> bool {
@@ -148,7 +171,9 @@ fn every_admission_fixture_reaches_one_webhook_failing_as_the_handler_does() {
         let old = body["request"].get("oldObject").filter(|o| !o.is_null());
         let hits: Vec<&Value> = all
             .iter()
-            .filter(|w| rule_matches(w, &req) && conditions_pass(w, object, old))
+            .filter(|w| {
+                rule_matches(w, &req) && conditions_pass_for(w, &body["request"], object, old)
+            })
             .collect();
         assert_eq!(hits.len(), 1, "{name}: reached {hits:?}");
         let fail_open = kerf_control::webhook::fails_open(&req);
@@ -157,6 +182,51 @@ fn every_admission_fixture_reaches_one_webhook_failing_as_the_handler_does() {
         seen += 1;
     }
     assert!(seen >= 4, "only {seen} webhook fixtures");
+}
+
+#[test]
+fn kerfs_own_writes_never_reach_the_validation_or_initialization_webhooks() {
+    let all = webhooks(&render("outputs.json"));
+    let by_name = |n: &str| all.iter().find(|w| w["name"] == n).unwrap().clone();
+    let user = |groups: Value| json!({"userInfo": {"username": "u", "groups": groups}});
+    let pool = json!({"metadata": {"name": "p"}});
+    let validation = by_name("validation.kerf.dev");
+    for group in kerf_control::webhook::config::KERF_GROUPS {
+        let kerf = user(json!(["system:authenticated", group]));
+        assert!(
+            !conditions_pass_for(&validation, &kerf, &pool, None),
+            "{group}"
+        );
+    }
+    let admin = user(json!(["system:masters", "system:authenticated"]));
+    assert!(conditions_pass_for(&validation, &admin, &pool, None));
+    assert!(conditions_pass_for(
+        &validation,
+        &json!({"userInfo": {"username": "u"}}),
+        &pool,
+        None
+    ));
+    let lookalike = user(json!(["kerf:provisionerx", "kerf:"]));
+    assert!(conditions_pass_for(&validation, &lookalike, &pool, None));
+    let init = by_name("initialization.kerf.dev");
+    let kerf_node = node(
+        json!({"karpenter.sh/nodepool": "default"}),
+        "True",
+        json!([]),
+    );
+    let before = node(
+        json!({"karpenter.sh/nodepool": "default"}),
+        "False",
+        json!([]),
+    );
+    assert!(conditions_pass(&init, &kerf_node, Some(&before)));
+    let kerf = user(json!(["kerf:provisioner"]));
+    assert!(!conditions_pass_for(
+        &init,
+        &kerf,
+        &kerf_node,
+        Some(&before)
+    ));
 }
 
 fn pod_scheduled(status: &str, reason: &str) -> Value {
@@ -281,6 +351,10 @@ fn only_kerf_nodes_are_sent_for_registration() {
 }
 
 fn run_binary(outputs: &str, secret: &str) -> (i32, String, String) {
+    run_binary_with(outputs, secret, &[])
+}
+
+fn run_binary_with(outputs: &str, secret: &str, extra: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_kerf"))
         .args([
             "webhooks",
@@ -289,6 +363,7 @@ fn run_binary(outputs: &str, secret: &str) -> (i32, String, String) {
             "--secret-file",
             secret,
         ])
+        .args(extra)
         .output()
         .unwrap();
     (
@@ -303,6 +378,41 @@ fn the_binary_prints_the_configurations_and_exits_0() {
     let (code, stdout, _) = run_binary(&fixture("outputs.json"), &fixture("secret"));
     assert_eq!(code, 0);
     assert_eq!(stdout.matches(URL).count(), 6, "one URL per webhook");
+}
+
+#[test]
+fn rotation_moves_every_webhook_to_the_next_secret_only_when_asked() {
+    let next = "N3xtSecretN3xtSecretN3xtSecret01";
+    let both = temp_file(
+        "rotating",
+        &format!("Zk3mQ9vR2xT7bN4pL8cW1yH6dF0sJ5gA {next}\n"),
+    );
+    let (code, stdout, stderr) = run_binary(&fixture("outputs.json"), &both);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.matches(URL).count(), 6, "still the current secret");
+    assert!(!stdout.contains(next));
+    let (code, stdout, stderr) = run_binary_with(&fixture("outputs.json"), &both, &["--rotate"]);
+    assert_eq!(code, 0, "{stderr}");
+    let next_url = URL.replace("Zk3mQ9vR2xT7bN4pL8cW1yH6dF0sJ5gA", next);
+    assert_eq!(stdout.matches(&next_url).count(), 6, "{stdout}");
+    assert!(!stdout.contains("Zk3mQ9vR2xT7bN4pL8cW1yH6dF0sJ5gA"));
+    let secret = std::fs::read_to_string(&both).unwrap();
+    for url in [URL.to_string(), next_url] {
+        let path = url.split(".on.aws").nth(1).unwrap();
+        assert!(
+            kerf_control::handlers::webhook::authorized(path, &secret),
+            "the webhook accepts {path} while rotating"
+        );
+    }
+    let (code, stdout, stderr) =
+        run_binary_with(&fixture("outputs.json"), &fixture("secret"), &["--rotate"]);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("--rotate needs"), "{stderr}");
+    let three = temp_file("three", "a b c");
+    let (code, _, stderr) = run_binary(&fixture("outputs.json"), &three);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("at most two secrets"), "{stderr}");
 }
 
 #[test]

@@ -13,6 +13,7 @@ use crate::log::controllers::PROVISIONER;
 use crate::ports::{
     Cloud, Cluster, DecisionEvent, EventSpec, EventType, InvolvedObject, Publisher,
 };
+use crate::redact;
 
 /// Emits Events with bounded concurrency; failures are logged.
 pub async fn emit_all<C: Cluster, K: Cloud, P: Publisher>(
@@ -20,6 +21,7 @@ pub async fn emit_all<C: Cluster, K: Cloud, P: Publisher>(
     events: Vec<EventSpec>,
 ) {
     let now = ctx.now();
+    let events: Vec<EventSpec> = events.into_iter().map(scrubbed).collect();
     let failures: Vec<String> = stream::iter(events.iter().map(|e| async move {
         ctx.cluster
             .emit_event(e, now)
@@ -38,6 +40,15 @@ pub async fn emit_all<C: Cluster, K: Cloud, P: Publisher>(
             json!({"failed": failures.len(), "error": first}),
         );
     }
+}
+
+/// `e` with any URL in its message scrubbed ([`crate::redact`]): Events are readable by
+/// anyone who can read the namespace.
+fn scrubbed(mut e: EventSpec) -> EventSpec {
+    if let std::borrow::Cow::Owned(clean) = redact::scrub(&e.message) {
+        e.message = clean;
+    }
+    e
 }
 
 /// A Warning Event on a NodeClaim.
@@ -94,7 +105,15 @@ pub async fn publish<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     events: &[DecisionEvent],
 ) {
-    if let Err(e) = ctx.publisher.publish(events).await {
+    let events: Vec<DecisionEvent> = events
+        .iter()
+        .cloned()
+        .map(|mut e| {
+            redact::scrub_value(&mut e.detail);
+            e
+        })
+        .collect();
+    if let Err(e) = ctx.publisher.publish(&events).await {
         ctx.log.warn(
             PROVISIONER,
             "could not publish decision events",

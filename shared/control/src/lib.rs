@@ -28,6 +28,7 @@ pub mod nodeclass;
 pub mod nodepool;
 pub mod overlays;
 pub mod provision;
+pub mod redact;
 pub mod register;
 pub mod repair;
 pub mod retire;

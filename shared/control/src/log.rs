@@ -140,10 +140,11 @@ impl Logger {
         m.insert("level".into(), json!(level.as_str()));
         m.insert("time".into(), json!(time));
         m.insert("logger".into(), json!("controller"));
-        m.insert("message".into(), json!(message));
+        m.insert("message".into(), json!(crate::redact::scrub(message)));
         m.insert("commit".into(), json!(COMMIT));
         m.insert("controller".into(), json!(controller));
-        if let Value::Object(extra) = fields {
+        if let Value::Object(mut extra) = fields {
+            extra.values_mut().for_each(crate::redact::scrub_value);
             m.extend(extra);
         }
         self.sink.write(&Value::Object(m).to_string());
@@ -230,6 +231,31 @@ mod tests {
         assert_eq!(e[0]["NodeClaim"]["name"], "default-x");
         assert_eq!(e[0]["provider-id"], "aws:///a/i-1");
         assert_eq!(Level::parse("WARNING"), Some(Level::Warn));
+    }
+
+    #[test]
+    fn urls_in_messages_and_fields_are_scrubbed() {
+        let sink = Arc::new(MemorySink::default());
+        let clock = Arc::new(ManualClock::new(
+            "2026-03-08T13:42:09.138Z".parse().unwrap(),
+        ));
+        let log = Logger::new(sink.clone(), clock, Level::Info);
+        let url = "https://u.lambda-url.us-east-1.on.aws/s3cret/validate";
+        log.warn(
+            "provisioner",
+            &format!("create failed: Post \"{url}\""),
+            json!({"error": format!("failed calling webhook: Post \"{url}\": EOF"),
+                "nested": [{"why": url}], "provider-id": "aws:///a/i-1"}),
+        );
+        let lines = sink.lines();
+        assert_eq!(lines.len(), 1);
+        assert!(!lines[0].contains("s3cret"), "{}", lines[0]);
+        let e = sink.entries();
+        assert_eq!(
+            e[0]["nested"][0]["why"],
+            "https://u.lambda-url.us-east-1.on.aws/<redacted>"
+        );
+        assert_eq!(e[0]["provider-id"], "aws:///a/i-1");
     }
 
     #[test]

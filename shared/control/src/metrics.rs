@@ -44,6 +44,9 @@ pub mod names {
         "karpenter_interruption_message_queue_duration_seconds";
     pub const INSTANCE_STATUS_UNHEALTHY: &str =
         "karpenter_interruption_instance_status_unhealthy_total";
+    /// Webhook requests refused for a wrong or missing path secret (Kerf's own: the alarm on
+    /// its rate says someone is guessing, or a configuration carries a retired secret).
+    pub const WEBHOOK_UNAUTHORIZED: &str = "kerf_webhook_unauthorized_total";
 }
 
 /// EMF units.

@@ -6,8 +6,10 @@
 //! `karpenter.sh/unregistered` taint; the claim records `nodeName` and `Registered=True`.
 //!
 //! Two paths compute the same change ([`registered_node`]): the webhook patches the Node as
-//! it is created (no extra write, no window where pods land on an unsynced node), and the
-//! scheduled reconcile ([`register_pending`]) updates Nodes the webhook missed.
+//! it is created (no window where pods land on an unsynced node), and the provisioner's pass
+//! ([`register_pending`], woken by the webhook's hint or the sweep) updates Nodes the webhook
+//! missed. Only that pass records a registration on the claim, from the Node it reads from the
+//! API server: an admission review is never trusted to write anything.
 
 use std::collections::BTreeMap;
 

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod runtime;
+pub mod tracing;
 
 pub use config::{Config, ConfigError};
 pub use runtime::{FnCtx, Runtime};

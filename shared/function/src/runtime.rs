@@ -141,9 +141,14 @@ impl Runtime {
         })
     }
 
-    /// The logger (for start-up failures).
+    /// The logger (for start-up failures and refused requests).
     pub fn log(&self) -> &Logger {
         &self.log
+    }
+
+    /// The container's clock.
+    pub fn now(&self) -> jiff::Timestamp {
+        self.clock.now()
     }
 
     /// The provisioning queue.

@@ -15,7 +15,13 @@ impl<T> KubeResult<T> for Result<T, kube::Error> {
     }
 }
 
+/// The server's message and causes, any URL in them scrubbed: a failed webhook call quotes
+/// the webhook's URL, and these messages end up in conditions, Events and logs.
 fn status_message(s: &kube::core::Status) -> String {
+    kerf_control::redact::scrubbed(&raw_status_message(s))
+}
+
+fn raw_status_message(s: &kube::core::Status) -> String {
     let causes: Vec<String> = s
         .details
         .as_ref()
@@ -64,9 +70,9 @@ pub fn classify(e: kube::Error) -> ClusterError {
             }
         }
         kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::HttpError(_) => {
-            ClusterError::Transient(e.to_string())
+            ClusterError::Transient(kerf_control::redact::scrubbed(&e.to_string()))
         }
-        other => ClusterError::Fatal(other.to_string()),
+        other => ClusterError::Fatal(kerf_control::redact::scrubbed(&other.to_string())),
     }
 }
 
@@ -87,5 +93,23 @@ mod tests {
         );
         assert!(!ClusterError::NotFound("x".into()).is_retryable());
         assert!(!ClusterError::Fatal("x".into()).is_retryable());
+    }
+
+    #[test]
+    fn a_failed_webhook_call_loses_the_webhooks_url() {
+        let status = kube::core::Status {
+            code: 500,
+            reason: "InternalError".into(),
+            message: r#"Internal error occurred: failed calling webhook "validate.kerf.sh": Post "https://u.lambda-url.eu-west-1.on.aws/s3cret/validate?timeout=10s": EOF"#.into(),
+            ..Default::default()
+        };
+        let e = classify(kube::Error::Api(Box::new(status)));
+        let text = e.to_string();
+        assert!(matches!(e, ClusterError::Transient(_)), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
+        assert!(
+            text.contains("https://u.lambda-url.eu-west-1.on.aws/<redacted>"),
+            "{text}"
+        );
     }
 }

@@ -39,6 +39,30 @@ fn dead_letters_errors_and_late_interruptions_raise_alarms() {
 }
 
 #[test]
+fn the_webhooks_cost_is_bounded_and_abuse_raises_alarms() {
+    let t = template();
+    assert!(alarmed(&t, "AWS/Lambda", "Throttles", "WebhookFunction"));
+    let unauthorized = t.of_type("AWS::CloudWatch::Alarm").into_iter().find(|a| {
+        let p = &t.resource(a)["Properties"];
+        p["Namespace"] == kerf_control::metrics::NAMESPACE
+            && p["MetricName"] == kerf_control::metrics::names::WEBHOOK_UNAUTHORIZED
+    });
+    assert!(
+        unauthorized.is_some(),
+        "no alarm on refused webhook requests"
+    );
+    let reserved = &t.resource("WebhookFunction")["Properties"]["ReservedConcurrentExecutions"];
+    assert_eq!(reserved, &json!({"Ref": "WebhookConcurrency"}));
+    let p = &t.doc["Parameters"]["WebhookConcurrency"];
+    let max = p["MaxValue"].as_u64().unwrap();
+    assert!(
+        max <= 100,
+        "a flood may take {max} of the account's 1000 executions"
+    );
+    assert!(p["Default"].as_u64().unwrap() <= max);
+}
+
+#[test]
 fn outputs_carry_what_the_cluster_side_needs() {
     let t = template();
     let out = &t.doc["Outputs"];

@@ -1,17 +1,25 @@
 //! The webhook function's HTTP layer (a Lambda Function URL, payload v2): the secret path
-//! segment checked in constant time (wrong or missing: 401, nothing else happens), bodies
-//! over 1 MiB refused (413), POST only, then the AdmissionReview answered by
-//! [`crate::webhook`]. An unreadable review is a 400: the API server then applies the
-//! webhook's failurePolicy (Ignore for pods and nodes, Fail for Kerf's CRDs).
+//! segment checked in constant time (wrong or missing: 401, counted in
+//! `kerf_webhook_unauthorized_total`, nothing else happens), bodies over 1 MiB refused (413),
+//! POST only, then the AdmissionReview answered by [`crate::webhook`]. An unreadable review
+//! is a 400: the API server then applies the webhook's failurePolicy.
+//!
+//! The secret value holds one secret, or two separated by whitespace while it rotates (the
+//! current one and the next): a path carrying either is accepted, so configurations can move
+//! from one to the next with no request refused in between.
 
 use base64::Engine;
+use jiff::Timestamp;
 use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
 
 use super::flush_metrics;
 use crate::ctx::Ctx;
+use crate::log::Logger;
 use crate::log::controllers::WEBHOOK;
+use crate::metrics::{Metrics, names};
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
-use crate::webhook::{self, Response};
+use crate::webhook;
 
 /// The largest body accepted.
 pub const MAX_BODY: usize = 1 << 20;
@@ -27,23 +35,38 @@ fn answer(status: u16, body: Value) -> HttpResponse {
     HttpResponse { status, body }
 }
 
-/// Compares equal-length inputs without an early exit, so timing does not reveal how much
-/// of a guess matched (only whether its length is right).
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Whether `path`'s first segment is the secret.
+/// Whether `path`'s first segment is one of the secrets in `secret` (whitespace-separated:
+/// the current one, and the next one while it rotates). Every secret is compared, each in
+/// constant time ([`subtle`]), so timing reveals neither how much of a guess matched nor which
+/// secret did.
 pub fn authorized(path: &str, secret: &str) -> bool {
     let first = path
         .trim_start_matches('/')
         .split('/')
         .next()
         .unwrap_or_default();
-    !secret.is_empty() && constant_time_eq(first.as_bytes(), secret.as_bytes())
+    secret
+        .split_whitespace()
+        .fold(subtle::Choice::from(0), |ok, s| {
+            ok | first.as_bytes().ct_eq(s.as_bytes())
+        })
+        .into()
+}
+
+/// The answer to a request without the secret: a warning, one count of
+/// [`names::WEBHOOK_UNAUTHORIZED`] written at once (the request does nothing else), a 401.
+pub fn unauthorized(log: &Logger, now: Timestamp, event: &Value) -> HttpResponse {
+    log.warn(
+        WEBHOOK,
+        "rejected an unauthenticated request",
+        json!({"sourceIp": event["requestContext"]["http"]["sourceIp"]}),
+    );
+    let metrics = Metrics::default();
+    metrics.count(names::WEBHOOK_UNAUTHORIZED, &[], 1.0);
+    for doc in metrics.flush(now) {
+        log.raw(&doc);
+    }
+    answer(401, json!({"message": "unauthorized"}))
 }
 
 /// The request body of a Function URL event (decoding base64 when flagged).
@@ -69,12 +92,7 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
 ) -> HttpResponse {
     let path = event["rawPath"].as_str().unwrap_or_default();
     if !authorized(path, secret) {
-        ctx.log.warn(
-            WEBHOOK,
-            "rejected an unauthenticated request",
-            json!({"sourceIp": event["requestContext"]["http"]["sourceIp"]}),
-        );
-        return answer(401, json!({"message": "unauthorized"}));
+        return unauthorized(&ctx.log, ctx.now(), event);
     }
     let method = event["requestContext"]["http"]["method"]
         .as_str()
@@ -108,8 +126,9 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     answer(200, webhook::review(&req.uid, &resp))
 }
 
-/// The answer when the deadline passes before [`handle`] finishes: allow pods and nodes
-/// (Kerf never blocks a workload), deny Kerf's CRDs (they are retried by the client).
+/// The answer when Kerf cannot act on the request (the deadline passed before [`handle`]
+/// finished, or no Kubernetes client could be built): Kerf's CRDs validated from the object
+/// alone, pods and nodes allowed ([`webhook::offline`]). Validation never needs a client.
 pub fn timed_out(event: &Value) -> HttpResponse {
     let review = body(event)
         .ok()
@@ -117,12 +136,7 @@ pub fn timed_out(event: &Value) -> HttpResponse {
     let Some(req) = review.as_ref().and_then(|r| webhook::parse(r).ok()) else {
         return answer(400, json!({"message": "unreadable AdmissionReview"}));
     };
-    let resp = if webhook::fails_open(&req) {
-        Response::allow()
-    } else {
-        Response::deny("Kerf could not validate this object in time; retry")
-    };
-    answer(200, webhook::review(&req.uid, &resp))
+    answer(200, webhook::review(&req.uid, &webhook::offline(&req)))
 }
 
 #[cfg(test)]
@@ -137,10 +151,41 @@ mod tests {
         assert!(!authorized("/s3crett/validate", "s3cret"));
         assert!(!authorized("/", "s3cret"));
         assert!(!authorized("/x", ""));
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"", b"a"));
-        assert!(!constant_time_eq(b"ab", b"abab"));
+        assert!(!authorized("/", ""));
+        assert!(!authorized("//x", "  "));
+    }
+
+    #[test]
+    fn both_secrets_are_accepted_while_one_rotates() {
+        let rotating = "0ld-secret\nn3w-secret";
+        assert!(authorized("/0ld-secret/admit", rotating));
+        assert!(authorized("/n3w-secret/admit", rotating));
+        assert!(!authorized("/0ld-secret\nn3w-secret/admit", rotating));
+        assert!(!authorized("/n3w/admit", rotating));
+        assert!(!authorized("/n3w-secret/admit", "0ld-secret"));
+        assert!(!authorized("/admit", rotating));
+    }
+
+    #[test]
+    fn a_refused_request_is_counted() {
+        use std::sync::Arc;
+
+        use crate::log::{Level, MemorySink};
+        use crate::ports::ManualClock;
+
+        let sink = Arc::new(MemorySink::default());
+        let now: Timestamp = "2026-03-08T13:42:09Z".parse().unwrap();
+        let log = Logger::new(sink.clone(), Arc::new(ManualClock::new(now)), Level::Info);
+        let ev = json!({"rawPath": "/guess/admit",
+            "requestContext": {"http": {"sourceIp": "192.0.2.1"}}});
+        assert_eq!(unauthorized(&log, now, &ev).status, 401);
+        let entries = sink.entries();
+        assert_eq!(entries.len(), 2, "{entries:?}");
+        assert_eq!(entries[0]["sourceIp"], "192.0.2.1");
+        assert_eq!(entries[1][names::WEBHOOK_UNAUTHORIZED], 1.0);
+        let defs = &entries[1]["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(defs["Namespace"], "Kerf");
+        assert_eq!(defs["Metrics"][0]["Name"], names::WEBHOOK_UNAUTHORIZED);
     }
 
     #[test]
@@ -159,6 +204,8 @@ mod tests {
         assert_eq!(pod.body["response"]["allowed"], true);
         let np = timed_out(&review("karpenter.sh", "NodePool"));
         assert_eq!(np.body["response"]["allowed"], false);
+        let message = np.body["response"]["status"]["message"].as_str().unwrap();
+        assert!(message.contains("is invalid"), "{message}");
         assert_eq!(timed_out(&json!({"body": "nope"})).status, 400);
     }
 }

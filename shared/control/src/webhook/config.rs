@@ -1,16 +1,20 @@
 //! The two WebhookConfigurations, all pointing at one URL:
 //!
-//! | webhook | requests | failurePolicy |
-//! |---|---|---|
-//! | `validation.kerf.dev` | NodePool, NodeClaim, EC2NodeClass CREATE/UPDATE | `Fail` |
-//! | `provisioning.kerf.dev` | `pods/status` UPDATE that makes a pod Unschedulable | `Ignore` |
-//! | `startup.kerf.dev` | `pods/status` UPDATE that makes a pod Running | `Ignore` |
-//! | `podevents.kerf.dev` | the first DELETE of a pod bound to a node (a pod event: it restarts the node's `consolidateAfter`) | `Ignore` |
-//! | `initialization.kerf.dev` | `nodes`, `nodes/status` UPDATE of an uninitialized Kerf node that became Ready or lost a taint | `Ignore` |
-//! | `registration.kerf.dev` (mutating) | Node CREATE of a Kerf node | `Ignore` |
+//! | webhook | requests | failurePolicy | why that policy |
+//! |---|---|---|---|
+//! | `validation.kerf.dev` | NodePool, NodeClaim, EC2NodeClass CREATE/UPDATE by anyone but Kerf | `Fail` | an invalid NodePool or EC2NodeClass must not be stored; a person or a CD tool retries; Kerf's own writes never come here |
+//! | `provisioning.kerf.dev` | `pods/status` UPDATE that makes a pod Unschedulable | `Ignore` | a hint: the provisioner's sweep finds the pod anyway |
+//! | `startup.kerf.dev` | `pods/status` UPDATE that makes a pod Running | `Ignore` | a metric only |
+//! | `podevents.kerf.dev` | the first DELETE of a pod bound to a node (a pod event: it restarts the node's `consolidateAfter`) | `Ignore` | a hint: disruption's timers fire anyway |
+//! | `initialization.kerf.dev` | `nodes`, `nodes/status` UPDATE of an uninitialized Kerf node that became Ready or lost a taint, by anyone but Kerf | `Ignore` | a hint: the sweep initializes the node anyway |
+//! | `registration.kerf.dev` (mutating) | Node CREATE of a Kerf node | `Ignore` | the node's labels and taints come from its user data; the patch only repeats them |
 //!
 //! `matchConditions` (CEL, evaluated by the API server) keep every other pod and node update
-//! from reaching Lambda. Kerf never blocks a workload: pods and nodes fail open.
+//! from reaching Lambda, and keep Kerf's own writes (its functions' groups, [`KERF_GROUPS`])
+//! away from the webhook: Kerf never waits on, nor is refused by, its own webhook, so an
+//! outage, a throttled function or a rotated secret never stops provisioning or termination.
+//! Kerf never blocks a workload: pods and nodes fail open. The validation webhook only
+//! repeats what the CRDs' schemas do not say; a refusal names every problem.
 
 use serde_json::{Value, json};
 
@@ -54,6 +58,24 @@ pub const NODE_PROGRESSED: &str = "(has(object.status) && has(object.status.cond
     (has(object.spec) && has(object.spec.taints) ? size(object.spec.taints) : 0) < \
     (has(oldObject.spec) && has(oldObject.spec.taints) ? size(oldObject.spec.taints) : 0)";
 
+/// The Kubernetes groups Kerf's functions are mapped to (the stack's EKS access entries).
+pub const KERF_GROUPS: [&str; 5] = [
+    "kerf:provisioner",
+    "kerf:termination",
+    "kerf:disruption",
+    "kerf:interruption",
+    "kerf:webhook",
+];
+
+/// The request does not come from one of Kerf's functions.
+pub fn not_kerf() -> String {
+    let groups: Vec<String> = KERF_GROUPS.iter().map(|g| format!("'{g}'")).collect();
+    format!(
+        "!(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in [{}]))",
+        groups.join(", ")
+    )
+}
+
 fn condition(name: &str, expression: &str) -> Value {
     json!({"name": name, "expression": expression})
 }
@@ -84,7 +106,8 @@ fn metadata(cluster: Option<&str>) -> Value {
     m
 }
 
-/// Kerf's CRDs: invalid objects are refused, and refused too when Kerf cannot answer.
+/// Kerf's CRDs written by anyone but Kerf: invalid objects are refused, and refused too
+/// when Kerf cannot answer.
 pub fn validation(url: &str) -> Value {
     let mut w = webhook("validation.kerf.dev", url, true, 10, "None");
     w["rules"] = json!([
@@ -99,6 +122,7 @@ pub fn validation(url: &str) -> Value {
             &["CREATE", "UPDATE"]
         ),
     ]);
+    w["matchConditions"] = json!([condition("not-kerf", &not_kerf())]);
     w
 }
 
@@ -137,6 +161,7 @@ pub fn initialization(url: &str) -> Value {
         condition("kerf-node", KERF_NODE),
         condition("not-initialized", NODE_NOT_INITIALIZED),
         condition("ready-or-untainted", NODE_PROGRESSED),
+        condition("not-kerf", &not_kerf()),
     ]);
     w
 }

@@ -6,7 +6,9 @@
 //!   looks for drift at once, so `kubectl get nodepools` shows READY within seconds.
 //! - `pods/status` updates that mark a pod `PodScheduled=False/Unschedulable`: a
 //!   provisioning hint on the queue ([`pods`]); always allowed.
-//! - Node CREATE: the registration patch for its NodeClaim ([`nodes`]); always allowed.
+//! - Node CREATE: the registration patch for its NodeClaim and a hint that wakes the
+//!   provisioner, which records the registration from the stored Node ([`nodes`]); nothing
+//!   is written from the review; always allowed.
 //! - Node updates that may complete initialization (Ready, startup taints removed): a hint.
 //!
 //! A Kerf failure never blocks a workload: anything that goes wrong for a pod or a node is
@@ -123,6 +125,31 @@ pub fn fails_open(req: &Request) -> bool {
     validate::Kind::of(&req.group, &req.kind).is_none()
 }
 
+/// The answer for one of Kerf's CRDs, from the object alone (no client, no side effect):
+/// `None` for anything else. Invalid objects are denied with every problem.
+pub fn check(req: &Request) -> Option<Response> {
+    let kind = validate::Kind::of(&req.group, &req.kind)?;
+    if req.operation == "DELETE" {
+        return Some(Response::allow());
+    }
+    let errors = validate::validate(kind, &req.object, req.old_object.as_ref());
+    if errors.is_empty() {
+        return Some(Response::allow());
+    }
+    Some(Response::deny(format!(
+        "{} {:?} is invalid: {}",
+        req.kind,
+        req.name,
+        errors.join("; ")
+    )))
+}
+
+/// The answer when Kerf cannot act on a request (no Kubernetes client, or out of time):
+/// Kerf's CRDs validated all the same ([`check`]), everything else allowed.
+pub fn offline(req: &Request) -> Response {
+    check(req).unwrap_or_else(Response::allow)
+}
+
 /// Answers one admission request.
 pub async fn admit<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
@@ -130,27 +157,21 @@ pub async fn admit<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     disruption: &Q,
     req: &Request,
 ) -> Response {
-    if let Some(kind) = validate::Kind::of(&req.group, &req.kind) {
-        if req.operation == "DELETE" {
-            return Response::allow();
+    if let Some(resp) = check(req) {
+        let kind = validate::Kind::of(&req.group, &req.kind);
+        match (kind, resp.allowed) {
+            (Some(kind), true) if req.operation != "DELETE" => {
+                // Boxed: admission runs inside every API call's future in the simulated cluster.
+                Box::pin(classes::changed(ctx, disruption, kind, req)).await;
+            }
+            (_, false) => ctx.log.info(
+                WEBHOOK,
+                "denied invalid object",
+                json!({"kind": req.kind, "name": req.name, "errors": resp.message}),
+            ),
+            _ => {}
         }
-        let errors = validate::validate(kind, &req.object, req.old_object.as_ref());
-        if errors.is_empty() {
-            // Boxed: admission runs inside every API call's future in the simulated cluster.
-            Box::pin(classes::changed(ctx, disruption, kind, req)).await;
-            return Response::allow();
-        }
-        ctx.log.info(
-            WEBHOOK,
-            "denied invalid object",
-            json!({"kind": req.kind, "name": req.name, "errors": errors}),
-        );
-        return Response::deny(format!(
-            "{} {:?} is invalid: {}",
-            req.kind,
-            req.name,
-            errors.join("; ")
-        ));
+        return resp;
     }
     match (
         req.group.as_str(),
@@ -160,7 +181,7 @@ pub async fn admit<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ) {
         ("", "pods", "status", "UPDATE") => pods::status_update(ctx, queue, req).await,
         ("", "pods", "", "DELETE") => pods::deleted(ctx, disruption, req).await,
-        ("", "nodes", "", "CREATE") => nodes::create(ctx, req).await,
+        ("", "nodes", "", "CREATE") => nodes::create(ctx, queue, req).await,
         ("", "nodes", _, "UPDATE") => nodes::update(ctx, queue, req).await,
         _ => Response::allow(),
     }

@@ -1,6 +1,9 @@
-//! Node CREATE: the Node is registered with its NodeClaim as it is created (see
-//! [`crate::register`]): the answer patches it with the claim's labels, taints, finalizer and
-//! owner, and the claim records `Registered`. A Node no launched claim knows is allowed as is.
+//! Node CREATE: the answer patches the Node with its NodeClaim's labels, taints, finalizer
+//! and owner (see [`crate::register`]), so it is right from its first second. Nothing is
+//! written from the review: anyone holding the webhook's URL can send one. The review only
+//! wakes the provisioner (a hint, delayed so the Node is stored by then), whose pass records
+//! the registration from the Node it reads from the API server ([`crate::register::register_pending`]).
+//! A Node no launched claim knows is allowed as is.
 
 use k8s_openapi::api::core::v1::Node;
 use serde_json::json;
@@ -11,10 +14,15 @@ use crate::ctx::Ctx;
 use crate::log::{controllers::WEBHOOK, obj};
 use crate::names::{INITIALIZED, NODEPOOL};
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
-use crate::register::{claim_for, node_provider_id, record, registered_node};
+use crate::register::{claim_for, node_provider_id, registered_node};
 
-pub(super) async fn create<C: Cluster, K: Cloud, P: Publisher>(
+/// How long the registration hint waits: the API server stores the Node once admission
+/// answers, and the provisioner's pass must find it.
+pub const REGISTRATION_HINT_DELAY_SECONDS: u32 = 2;
+
+pub(super) async fn create<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
+    queue: &Q,
     req: &Request,
 ) -> Response {
     let Ok(node) = serde_json::from_value::<Node>(req.object.clone()) else {
@@ -53,14 +61,19 @@ pub(super) async fn create<C: Cluster, K: Cloud, P: Publisher>(
         .name
         .clone()
         .unwrap_or_else(|| req.name.clone());
-    if !req.dry_run
-        && let Err(e) = record(ctx, c, &node_name).await
-    {
-        ctx.log.warn(
-            WEBHOOK,
-            "could not record the registration",
-            json!({"NodeClaim": obj(claim::name(c)), "error": e.to_string()}),
-        );
+    if !req.dry_run {
+        let body = json!({"reason": "NodeCreated", "node": node_name,
+            "time": crate::claim::rfc3339(ctx.now())});
+        if let Err(e) = queue
+            .send(&body.to_string(), REGISTRATION_HINT_DELAY_SECONDS)
+            .await
+        {
+            ctx.log.warn(
+                WEBHOOK,
+                "could not queue a registration request",
+                json!({"NodeClaim": obj(claim::name(c)), "error": e.to_string()}),
+            );
+        }
     }
     Response {
         allowed: true,
