@@ -206,13 +206,22 @@ async fn representative_requests(cp: &ControlPlane, admin: &Client, ids: &[Ident
         .patch_status("rbac-claim", &PatchParams::default(), &st)
         .await
         .expect("interruption patches a NodeClaim's status");
-    let got = claims(&hook)
-        .get("rbac-claim")
+    let listed = claims(&hook)
+        .list(&Default::default())
         .await
-        .expect("the webhook gets a NodeClaim");
+        .expect("the webhook lists NodeClaims");
+    let got = listed
+        .items
+        .iter()
+        .find(|c| c.metadata.name.as_deref() == Some("rbac-claim"))
+        .expect("the claim is listed");
     assert_eq!(
         got.labels().get("kerf.dev/rbac").map(String::as_str),
         Some("patched")
+    );
+    assert!(
+        claims(&hook).get("rbac-claim").await.is_err(),
+        "the webhook may only list NodeClaims, not get one"
     );
 
     let objects: Vec<serde_json::Value> = serde_json::from_value(json!([

@@ -185,10 +185,12 @@ async fn the_real_api_server_calls_kerfs_webhook_and_its_hints_provision() {
         refused.iter().any(|c| c.allowed && c.name == "default"),
         "{refused:#?}"
     );
+    // Kerf's own writes never depend on its webhook: the API server's CEL (the
+    // configuration's matchConditions) keeps the provisioner's NodeClaim creates away from it.
     let created = of(&calls, "nodeclaims", "CREATE");
     assert!(
-        !created.is_empty() && created.iter().all(|c| c.allowed),
-        "Kerf's own NodeClaim passed its validation: {created:#?}"
+        created.is_empty(),
+        "Kerf's own NodeClaim creates were not sent to its webhook: {created:#?}"
     );
     let registered = of(&calls, "nodes", "CREATE");
     assert!(
