@@ -11,6 +11,7 @@ mod conformance;
 mod conformance_known;
 mod crds;
 mod observe;
+mod outage;
 mod provisioning;
 mod rbac;
 mod setup;

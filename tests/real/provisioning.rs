@@ -32,7 +32,7 @@ const CLUSTER: &str = "kerf-real";
 
 /// Invokes the provisioner and runs the kubelet bridge every second until the 5 inflate
 /// pods run; returns their names.
-async fn provision(
+pub(crate) async fn provision(
     cp: &ControlPlane,
     admin: &Client,
     shared: &Shared,
@@ -86,7 +86,7 @@ async fn provision(
 }
 
 /// The one NodeClaim, once Registered and Initialized (the provisioner keeps running).
-async fn initialized_claim(admin: &Client, prov: &mut Provisioner) -> Value {
+pub(crate) async fn initialized_claim(admin: &Client, prov: &mut Provisioner) -> Value {
     let started = Instant::now();
     loop {
         let all = claims(admin).await;
@@ -110,7 +110,7 @@ fn labelled(node: &Value, key: &str) -> Option<String> {
 }
 
 /// Deletes the NodeClaim as a user would and runs the termination function until it is gone.
-async fn terminate(cp: &ControlPlane, admin: &Client, shared: &Shared, claim: &str) {
+pub(crate) async fn terminate(cp: &ControlPlane, admin: &Client, shared: &Shared, claim: &str) {
     let term = Terminator::new(shared, &function(cp, "termination").await, CLUSTER);
     Api::<NodeClaim>::all(admin.clone())
         .delete(claim, &DeleteParams::default())

@@ -1,0 +1,83 @@
+//! Kerf keeps working while its webhook is down: the configurations `kerf webhooks` prints
+//! are applied to kube-apiserver, then the webhook stops answering (its address refuses
+//! connections). A person's NodePool write is refused (the validation webhook fails closed),
+//! but the provisioner still launches the inflate pods' node and the termination function
+//! still drains and deletes it: the API server's CEL (`matchConditions`) keeps Kerf's own
+//! writes away from its webhook, and pods and nodes fail open.
+
+use jiff::SignedDuration;
+use kerf_api::v1::NodeClaim;
+use kerf_e2e::real::api::{apply, apply_all, status};
+use kerf_e2e::real::cluster::ControlPlane;
+use kerf_e2e::real::functions::{Provisioner, Shared};
+use kerf_e2e::real::webhook::WebhookServer;
+use kube::api::Api;
+use serde_json::json;
+
+use crate::observe::claims;
+use crate::provisioning::{initialized_claim, provision, terminate};
+use crate::setup::function;
+use crate::{setup, yaml};
+
+const CLUSTER: &str = "kerf-real";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provisioning_and_termination_go_on_while_the_webhook_is_unreachable() {
+    let cp = ControlPlane::up("outage").await;
+    let admin = cp.admin().await;
+    setup::install_crds(&admin).await;
+    setup::install_rbac(&admin).await;
+    apply_all(
+        &admin,
+        &yaml::file("examples/getting-started/nodepool.yaml"),
+    )
+    .await;
+    let shared = Shared::new(SignedDuration::from_secs(2));
+    let mut prov = Provisioner::new(&shared, &function(&cp, "provisioner").await, CLUSTER);
+    let hook_ctx = shared.ctx(&function(&cp, "webhook").await, CLUSTER);
+    let server = WebhookServer::start(hook_ctx, prov.queue.clone(), shared.queue(), "s3cr3t").await;
+    let mut configs = yaml::documents(&server.rendered(CLUSTER));
+    server.trust(&mut configs);
+    // The webhook goes away: its address now refuses every connection.
+    drop(server);
+    apply_all(&admin, &configs).await;
+
+    // Fail closed for people: a NodePool write needs the validation webhook.
+    let mut np = yaml::file("examples/getting-started/nodepool.yaml")
+        .into_iter()
+        .find(|d| d["kind"] == "NodePool")
+        .unwrap();
+    np["metadata"]["name"] = json!("while-down");
+    let refused = apply(&admin, &np, false)
+        .await
+        .expect_err("refused while the webhook is down");
+    let s = status(refused);
+    assert_eq!(s.code, 500, "{s:?}");
+    assert!(s.message.contains("validation.kerf.dev"), "{s:?}");
+
+    // Kerf itself goes on: a launch, a registration, an initialization, then termination.
+    apply_all(&admin, &yaml::file("examples/getting-started/inflate.yaml")).await;
+    let pods = provision(&cp, &admin, &shared, &mut prov).await;
+    assert_eq!(pods.len(), 5);
+    let claim = initialized_claim(&admin, &mut prov).await;
+    let name = claim["metadata"]["name"].as_str().unwrap().to_string();
+    terminate(&cp, &admin, &shared, &name).await;
+    assert!(
+        Api::<NodeClaim>::all(admin.clone())
+            .get_opt(&name)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        claims(&admin)
+            .await
+            .iter()
+            .all(|c| c["metadata"]["name"] != json!(name))
+    );
+    let warnings = shared.warnings();
+    assert!(
+        !warnings.iter().any(|w| w.contains("validation.kerf.dev")),
+        "no write of Kerf's met its webhook: {warnings:#?}"
+    );
+}
