@@ -8,7 +8,6 @@
 use jiff::SignedDuration;
 use kerf_api::v1::NodeClaim;
 use kerf_e2e::real::api::{apply, apply_all, status};
-use kerf_e2e::real::cluster::ControlPlane;
 use kerf_e2e::real::functions::{Provisioner, Shared};
 use kerf_e2e::real::webhook::WebhookServer;
 use kube::api::Api;
@@ -23,15 +22,7 @@ const CLUSTER: &str = "kerf-real";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provisioning_and_termination_go_on_while_the_webhook_is_unreachable() {
-    let cp = ControlPlane::up("outage").await;
-    let admin = cp.admin().await;
-    setup::install_crds(&admin).await;
-    setup::install_rbac(&admin).await;
-    apply_all(
-        &admin,
-        &yaml::file("examples/getting-started/nodepool.yaml"),
-    )
-    .await;
+    let (cp, admin) = setup::getting_started("outage").await;
     let shared = Shared::new(SignedDuration::from_secs(2));
     let mut prov = Provisioner::new(&shared, &function(&cp, "provisioner").await, CLUSTER);
     let hook_ctx = shared.ctx(&function(&cp, "webhook").await, CLUSTER);

@@ -142,15 +142,7 @@ pub(crate) async fn terminate(cp: &ControlPlane, admin: &Client, shared: &Shared
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inflate_runs_on_a_node_kerf_launched_and_drains_through_evictions() {
-    let cp = ControlPlane::up("prov").await;
-    let admin = cp.admin().await;
-    setup::install_crds(&admin).await;
-    setup::install_rbac(&admin).await;
-    apply_all(
-        &admin,
-        &yaml::file("examples/getting-started/nodepool.yaml"),
-    )
-    .await;
+    let (cp, admin) = setup::getting_started("prov").await;
     let shared = Shared::new(SignedDuration::from_secs(2));
     let mut prov = Provisioner::new(&shared, &function(&cp, "provisioner").await, CLUSTER);
     apply_all(&admin, &yaml::file("examples/getting-started/inflate.yaml")).await;

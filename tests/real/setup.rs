@@ -92,3 +92,18 @@ pub async fn function(cp: &ControlPlane, name: &str) -> Client {
     let groups: Vec<&str> = id.groups.iter().map(String::as_str).collect();
     cp.user(&id.user, &groups).await
 }
+
+/// A control plane of its own named `name` with Kerf installed (CRDs, RBAC) and the
+/// getting-started NodePool and EC2NodeClass applied; and its admin client.
+pub async fn getting_started(name: &str) -> (ControlPlane, Client) {
+    let cp = ControlPlane::up(name).await;
+    let admin = cp.admin().await;
+    install_crds(&admin).await;
+    install_rbac(&admin).await;
+    apply_all(
+        &admin,
+        &yaml::file("examples/getting-started/nodepool.yaml"),
+    )
+    .await;
+    (cp, admin)
+}
