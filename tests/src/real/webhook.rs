@@ -172,6 +172,12 @@ impl WebhookServer {
         }
     }
 
+    /// From now on the webhook answers 500, or hangs past the API server's timeout (or
+    /// answers again).
+    pub fn set_outage(&self, outage: kerf_sim::world::real::webhook::Outage) {
+        self.served.set_outage(outage);
+    }
+
     /// Every review answered so far.
     pub fn calls(&self) -> Vec<Call> {
         self.calls.lock().unwrap().clone()

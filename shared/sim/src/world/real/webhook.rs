@@ -22,6 +22,22 @@ use crate::tls;
 /// Told every review the handler answered (HTTP 200): the request body and the answer.
 pub type Observer = Arc<dyn Fn(&Value, &Value) + Send + Sync>;
 
+/// How the served webhook misbehaves (for outage tests): as a broken deploy answers, or a
+/// throttled function that never does within the API server's timeout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Outage {
+    /// It answers.
+    #[default]
+    None,
+    /// Every request gets HTTP 500.
+    Error,
+    /// Every request waits [`HANG`] before its 500: the API server gives up first.
+    Hang,
+}
+
+/// How long a request waits under [`Outage::Hang`] (past any webhook's `timeoutSeconds`).
+pub const HANG: std::time::Duration = std::time::Duration::from_secs(40);
+
 /// What the handler needs, shared by every request.
 struct Handler {
     ctx: Arc<SimCtx>,
@@ -29,6 +45,7 @@ struct Handler {
     timers: SimQueue,
     secret: String,
     observer: Option<Observer>,
+    outage: Arc<std::sync::Mutex<Outage>>,
 }
 
 /// The running server; dropping it stops it.
@@ -39,6 +56,7 @@ pub struct WebhookServer {
     pub ca_bundle: String,
     secret: String,
     shutdown: Option<oneshot::Sender<()>>,
+    outage: Arc<std::sync::Mutex<Outage>>,
 }
 
 impl std::fmt::Debug for WebhookServer {
@@ -58,6 +76,13 @@ impl Drop for WebhookServer {
 }
 
 async fn answer(h: Arc<Handler>, uri: Uri, body: Bytes) -> Response {
+    let outage = *h.outage.lock().unwrap_or_else(|e| e.into_inner());
+    if outage != Outage::None {
+        if outage == Outage::Hang {
+            tokio::time::sleep(HANG).await;
+        }
+        return (StatusCode::INTERNAL_SERVER_ERROR, "outage").into_response();
+    }
     let event = http_event(
         uri.path(),
         uri.query().unwrap_or_default(),
@@ -108,12 +133,14 @@ impl WebhookServer {
             .local_addr()
             .map_err(|e| WorldError::Cluster(format!("the webhook's port: {e}")))?
             .port();
+        let outage: Arc<std::sync::Mutex<Outage>> = Arc::default();
         let handler = Arc::new(Handler {
             ctx,
             queue,
             timers,
             secret: secret.to_string(),
             observer,
+            outage: outage.clone(),
         });
         let app = axum::Router::new().fallback(move |uri: Uri, body: Bytes| {
             let h = handler.clone();
@@ -136,7 +163,13 @@ impl WebhookServer {
             ca_bundle: base64::engine::general_purpose::STANDARD.encode(material.ca_pem),
             secret: secret.to_string(),
             shutdown: Some(tx),
+            outage,
         })
+    }
+
+    /// From now on the webhook misbehaves as `outage` says (or answers again).
+    pub fn set_outage(&self, outage: Outage) {
+        *self.outage.lock().unwrap_or_else(|e| e.into_inner()) = outage;
     }
 
     /// The configurations `kerf webhooks` prints for this server, trusting its CA.
