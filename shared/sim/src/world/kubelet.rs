@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::core::v1::{Node, Pod, Taint};
+use k8s_openapi::api::core::v1::{Node, NodeCondition, Pod, Taint};
 use kerf_api::v1::NodeClaim;
 use kerf_control::ports::Clock;
 use kube::Client;
@@ -55,14 +55,18 @@ impl std::fmt::Debug for Kubelet {
     }
 }
 
-fn ready(n: &Node) -> Option<(bool, Timestamp)> {
-    let c = n
-        .status
+/// The Node's condition `type_`.
+fn condition<'a>(n: &'a Node, type_: &str) -> Option<&'a NodeCondition> {
+    n.status
         .as_ref()?
         .conditions
         .as_ref()?
         .iter()
-        .find(|c| c.type_ == "Ready")?;
+        .find(|c| c.type_ == type_)
+}
+
+fn ready(n: &Node) -> Option<(bool, Timestamp)> {
+    let c = condition(n, "Ready")?;
     Some((
         c.status == "True",
         c.last_transition_time
@@ -72,28 +76,16 @@ fn ready(n: &Node) -> Option<(bool, Timestamp)> {
     ))
 }
 
-/// The status of the Node's condition `type_`.
-fn condition_status<'a>(n: &'a Node, type_: &str) -> Option<&'a str> {
-    n.status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| c.status.as_str())
-}
-
 /// Sets one Node condition, the others kept (a strategic merge by condition type).
 async fn set_condition(
     api: &Api<Node>,
     name: &str,
-    type_: &str,
-    status: &str,
+    (type_, status, reason): (&str, &str, &str),
     now: Timestamp,
 ) -> Result<(), kube::Error> {
     let t = crate::world::rfc3339(now);
     let patch = json!({"status": {"conditions": [{"type": type_, "status": status,
-        "reason": "SimulatedFault", "lastTransitionTime": t, "lastHeartbeatTime": t}]}});
+        "reason": reason, "lastTransitionTime": t, "lastHeartbeatTime": t}]}});
     api.patch_status(name, &PatchParams::default(), &Patch::Strategic(&patch))
         .await?;
     Ok(())
@@ -223,8 +215,10 @@ impl Kubelet {
             let inst = by_pid.get(pid(n)).copied();
             let alive = inst.is_some_and(|i| i.info.state == "running");
             if let Some(f) = inst.and_then(|i| i.fault.as_ref()).filter(|_| alive) {
-                if condition_status(n, &f.condition) != Some(f.status.as_str()) {
-                    set_condition(&nodes_api, &name, &f.condition, &f.status, now).await?;
+                if condition(n, &f.condition).map(|c| c.status.as_str()) != Some(f.status.as_str())
+                {
+                    let fault = (f.condition.as_str(), f.status.as_str(), "SimulatedFault");
+                    set_condition(&nodes_api, &name, fault, now).await?;
                 }
                 if f.condition == "Ready" {
                     continue;
@@ -394,11 +388,7 @@ async fn set_ready(
         "Unknown" => "NodeStatusUnknown",
         _ => "KubeletNotReady",
     };
-    let patch = json!({"status": {"conditions": [{"type": "Ready", "status": status, "reason": reason,
-        "lastTransitionTime": crate::world::rfc3339(now), "lastHeartbeatTime": crate::world::rfc3339(now)}]}});
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await?;
-    Ok(())
+    set_condition(api, name, ("Ready", status, reason), now).await
 }
 
 /// The Node a kubelet registers for instance `i`.
