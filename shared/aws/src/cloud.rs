@@ -263,11 +263,19 @@ impl Ec2Cloud {
                 taints: req.taints.iter().map(taint).collect(),
                 max_pods: Some(max_pods),
                 kubelet: resolved.kubelet.clone(),
+                raid0: resolved.raid0,
             };
+            let user_data = userdata::render(
+                resolved.family,
+                &cluster.info,
+                &node,
+                resolved.user_data.as_deref(),
+            )
+            .map_err(|e| CloudError::NodeClassNotReady(e.to_string()))?;
             let spec = LaunchTemplateSpec {
                 image_id: ami.id.clone(),
                 security_group_ids: resolved.security_groups.clone(),
-                user_data: userdata::al2023(&cluster.info, &node, resolved.user_data.as_deref()),
+                user_data,
                 block_devices: resolved.block_devices.clone(),
                 metadata: resolved.metadata.clone(),
                 instance_profile: resolved.instance_profile.clone(),

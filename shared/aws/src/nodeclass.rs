@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use kerf_api::v1::EC2NodeClass;
+use kerf_catalog::{AmiFamily, InstanceStorePolicy};
 use serde_json::{Map, Value};
 
 use crate::ami::{self, Alias, ImageTerm, ResolvedAmi};
@@ -28,6 +29,11 @@ pub struct Resolved {
     /// KubeletConfiguration fields from `spec.kubelet` (without `maxPods`, set per type).
     pub kubelet: Map<String, Value>,
     pub user_data: Option<String>,
+    /// The AMI family the class resolves to (its alias's, else `amiFamily`): the user-data
+    /// format.
+    pub family: AmiFamily,
+    /// `instanceStorePolicy: RAID0`.
+    pub raid0: bool,
 }
 
 fn terms<T>(v: &[T], f: impl Fn(&T) -> SelectorTerm) -> Vec<SelectorTerm> {
@@ -133,6 +139,9 @@ pub async fn resolve(
             "no security group matches spec.securityGroupSelectorTerms",
         ));
     }
+    let settings = kerf_convert::cluster::settings(c).map_err(|e| {
+        AwsError::invalid("ResolveNodeClass", format!("{}: {}", e.field, e.message))
+    })?;
     let amis = amis(ec2, ssm, c, k8s_version, ssm_root).await?;
     Ok(Resolved {
         subnets: network::zonal_subnets(&subnets),
@@ -147,6 +156,8 @@ pub async fn resolve(
         metadata: metadata(c),
         kubelet: kubelet(c),
         user_data: c.spec.user_data.clone(),
+        family: settings.ami_family,
+        raid0: settings.instance_store_policy == Some(InstanceStorePolicy::RAID0),
     })
 }
 

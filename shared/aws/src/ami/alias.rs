@@ -1,5 +1,6 @@
-//! `amiSelectorTerms[].alias` (`al2023@latest`, `al2@v20240807`, `bottlerocket@v1.20.0`) and
-//! the SSM public parameters each alias resolves through, per architecture and variant.
+//! `amiSelectorTerms[].alias` (`al2023@latest`, `al2@v20240807`, `bottlerocket@v1.20.0`,
+//! `windows2022@latest`) and the SSM public parameters each alias resolves through, per
+//! architecture and variant.
 
 use crate::error::AwsError;
 
@@ -36,10 +37,19 @@ impl Alias {
     pub fn parse(s: &str) -> Result<Alias, AwsError> {
         let (family, version) = s.split_once('@').unwrap_or((s, "latest"));
         let family = family.to_ascii_lowercase();
-        if !matches!(family.as_str(), "al2023" | "al2" | "bottlerocket") || version.is_empty() {
+        let windows = WINDOWS.iter().any(|(f, _)| *f == family);
+        if !(windows || matches!(family.as_str(), "al2023" | "al2" | "bottlerocket"))
+            || version.is_empty()
+        {
             return Err(AwsError::invalid(
                 "ResolveAmi",
                 format!("unsupported alias {s:?}"),
+            ));
+        }
+        if windows && version != "latest" {
+            return Err(AwsError::invalid(
+                "ResolveAmi",
+                format!("alias {s:?}: Windows aliases only take @latest"),
             ));
         }
         Ok(Alias {
@@ -52,6 +62,13 @@ impl Alias {
         self.version == "latest"
     }
 }
+
+/// Windows aliases and the Windows Server release in their parameter names.
+const WINDOWS: [(&str, &str); 3] = [
+    ("windows2019", "2019"),
+    ("windows2022", "2022"),
+    ("windows2025", "2025"),
+];
 
 /// One SSM parameter to read for an alias.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,6 +128,15 @@ fn parameter_name(
             ))
         }
         "al2" => al2_parameter(a, k8s, &eks, arch, v)?,
+        f if f.starts_with("windows") => {
+            let release = WINDOWS.iter().find(|(w, _)| *w == f).map(|(_, r)| *r);
+            match release {
+                Some(r) if arch == "x86_64" && v == Variant::Standard => Some(format!(
+                    "{root}/ami-windows-latest/Windows_Server-{r}-English-Core-EKS_Optimized-{k8s}/image_id"
+                )),
+                _ => None,
+            }
+        }
         _ => {
             if v == Variant::Neuron {
                 return Ok(None);
@@ -191,6 +217,18 @@ mod tests {
             p[3],
             "/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/arm64/standard/amazon-eks-node-al2023-arm64-standard-1.31-v20250228/image_id"
         );
+    }
+
+    #[test]
+    fn windows_is_amd64_standard_and_latest_only() {
+        assert_eq!(
+            names("windows2022@latest", "1.31"),
+            vec![
+                "/aws/service/ami-windows-latest/Windows_Server-2022-English-Core-EKS_Optimized-1.31/image_id"
+            ]
+        );
+        assert!(Alias::parse("windows2019@v1").is_err());
+        assert!(Alias::parse("windows2030@latest").is_err());
     }
 
     #[test]

@@ -13,3 +13,4 @@ mod messaging;
 mod network;
 mod recovery;
 mod seed;
+mod userdata;

@@ -197,7 +197,7 @@ async fn launch_templates_are_reused_and_cleaned_up() {
         max_pods: Some(29),
         ..Default::default()
     };
-    let user_data = userdata::al2023(&cluster, &node, Some("#!/bin/bash\necho a"));
+    let user_data = userdata::al2023::user_data(&cluster, &node, Some("#!/bin/bash\necho a"));
     let a = lt_spec(&user_data, vec![sg.clone()]);
     let b = lt_spec("#!/bin/bash\necho b", vec![sg]);
     let first = launch_template::ensure(&c.ec2, &a).await.unwrap();

@@ -1,0 +1,207 @@
+//! A launch through the Cloud port writes each AMI family's user data into its launch
+//! template: the node registers with its NodeClaim's labels and taints from its first second,
+//! whatever the webhook does.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use base64::Engine;
+use kerf_api::v1::EC2NodeClass;
+use kerf_aws::cluster::Cluster;
+use kerf_aws::userdata::ClusterInfo;
+use kerf_aws::{CloudSettings, Ec2Cloud, launch_template};
+use kerf_catalog::CapacityType;
+use kerf_control::ports::cloud::NodeTaint;
+use kerf_control::ports::{Cloud, CloudError, LaunchOption, LaunchRequest};
+use serde_json::json;
+
+use crate::seed::{self, SSM_ROOT, put_param, security_group, tag_subnets};
+use crate::support::moto::fresh;
+use crate::support::{CLUSTER, REGION, clients};
+
+const K8S: &str = "1.31";
+
+fn class(alias: &str, user_data: Option<&str>) -> Arc<EC2NodeClass> {
+    let mut spec = json!({
+        "amiSelectorTerms": [{"alias": alias}],
+        "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
+        "role": "KarpenterNodeRole",
+        "instanceStorePolicy": "RAID0",
+    });
+    if let Some(u) = user_data {
+        spec["userData"] = json!(u);
+    }
+    let v = json!({
+        "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
+        "metadata": {"name": "default", "resourceVersion": "1"},
+        "spec": spec,
+    });
+    Arc::new(serde_json::from_value(v).unwrap())
+}
+
+fn request(class: Arc<EC2NodeClass>) -> LaunchRequest {
+    LaunchRequest {
+        node_claim: "default-abcde".into(),
+        node_claim_uid: "uid-default-abcde-0000-000000000000".into(),
+        node_pool: "default".into(),
+        node_class: class,
+        capacity_type: CapacityType::OnDemand,
+        options: vec![LaunchOption {
+            instance_type: "m5.large".into(),
+            zone: "us-west-2a".into(),
+            price: 0.096,
+        }],
+        prioritized: false,
+        labels: BTreeMap::from([
+            ("karpenter.sh/nodepool".to_string(), "default".to_string()),
+            ("team".to_string(), "a".to_string()),
+        ]),
+        taints: vec![NodeTaint {
+            key: "dedicated".into(),
+            value: Some("db".into()),
+            effect: "NoSchedule".into(),
+        }],
+    }
+}
+
+async fn cloud(url: &str) -> (Ec2Cloud, kerf_aws::Clients) {
+    let c = clients(url).await;
+    tag_subnets(&c, &["us-west-2a"]).await;
+    security_group(&c, "kerf-nodes").await;
+    for p in [
+        format!("{SSM_ROOT}/eks/optimized-ami/{K8S}/amazon-linux-2/recommended/image_id"),
+        format!("{SSM_ROOT}/bottlerocket/aws-k8s-{K8S}/x86_64/latest/image_id"),
+        format!(
+            "{SSM_ROOT}/ami-windows-latest/Windows_Server-2022-English-Core-EKS_Optimized-{K8S}/image_id"
+        ),
+    ] {
+        put_param(&c, &p, seed::EKS_AMI).await;
+    }
+    let settings = CloudSettings {
+        ssm_root: SSM_ROOT.into(),
+        cluster_info: Some(Cluster {
+            info: ClusterInfo {
+                name: CLUSTER.into(),
+                endpoint: "https://example.eks.amazonaws.com".into(),
+                certificate_authority: "Q0E=".into(),
+                service_cidr: Some("10.100.0.0/16".into()),
+            },
+            version: K8S.into(),
+        }),
+        instance_types: vec!["m5.large".into()],
+        ..CloudSettings::new(CLUSTER, REGION)
+    };
+    (Ec2Cloud::new(c.clone(), settings), c)
+}
+
+/// The user data of the only launch template Kerf made.
+async fn launched_user_data(c: &kerf_aws::Clients) -> String {
+    let lts = launch_template::list(&c.ec2, CLUSTER).await.unwrap();
+    assert_eq!(lts.len(), 1, "{lts:?}");
+    let out = c
+        .ec2
+        .describe_launch_template_versions()
+        .launch_template_name(&lts[0].name)
+        .send()
+        .await
+        .unwrap();
+    let data = out.launch_template_versions()[0]
+        .launch_template_data()
+        .and_then(|d| d.user_data())
+        .unwrap()
+        .to_string();
+    String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn bottlerocket_nodes_register_with_their_labels_and_taints_from_toml() {
+    let (_g, moto) = fresh().await;
+    let (cloud, c) = cloud(&moto.url).await;
+    let user = "[settings.kubernetes.node-labels]\nmine = \"kept\"\n";
+    cloud
+        .launch(&request(class("bottlerocket@latest", Some(user))))
+        .await
+        .unwrap();
+    let doc: toml::Table = launched_user_data(&c).await.parse().unwrap();
+    let k = &doc["settings"]["kubernetes"];
+    assert_eq!(k["cluster-name"].as_str(), Some(CLUSTER));
+    assert_eq!(k["node-labels"]["team"].as_str(), Some("a"));
+    assert_eq!(k["node-labels"]["mine"].as_str(), Some("kept"));
+    assert_eq!(
+        k["node-taints"]["dedicated"][0].as_str(),
+        Some("db:NoSchedule")
+    );
+    assert_eq!(
+        k["node-taints"]["karpenter.sh/unregistered"][0].as_str(),
+        Some(":NoExecute")
+    );
+    assert!(k["max-pods"].as_integer().is_some_and(|n| n > 0));
+    assert!(
+        doc["settings"]["bootstrap-commands"]
+            .get("000-mount-instance-storage")
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn al2_nodes_register_with_their_labels_and_taints_from_kubelet_flags() {
+    let (_g, moto) = fresh().await;
+    let (cloud, c) = cloud(&moto.url).await;
+    cloud
+        .launch(&request(class("al2@latest", None)))
+        .await
+        .unwrap();
+    let ud = launched_user_data(&c).await;
+    assert!(ud.starts_with("MIME-Version: 1.0"), "{ud}");
+    assert!(ud.contains("/etc/eks/bootstrap.sh 'kerf-test'"), "{ud}");
+    assert!(ud.contains(
+        "--node-labels=\"karpenter.sh/do-not-sync-taints=true,karpenter.sh/nodepool=default,team=a\" \
+--register-with-taints=\"dedicated=db:NoSchedule,karpenter.sh/unregistered:NoExecute\""
+    ), "{ud}");
+    assert!(ud.contains("--local-disks raid0"), "{ud}");
+}
+
+#[tokio::test]
+async fn windows_nodes_register_with_their_labels_and_taints_from_kubelet_flags() {
+    let (_g, moto) = fresh().await;
+    let (cloud, c) = cloud(&moto.url).await;
+    cloud
+        .launch(&request(class(
+            "windows2022@latest",
+            Some("Write-Host mine"),
+        )))
+        .await
+        .unwrap();
+    let ud = launched_user_data(&c).await;
+    assert!(ud.starts_with("<powershell>\nWrite-Host mine\n"), "{ud}");
+    assert!(ud.contains("-KubeletExtraArgs '--node-labels=\"karpenter.sh/do-not-sync-taints=true,karpenter.sh/nodepool=default,team=a\""), "{ud}");
+}
+
+#[tokio::test]
+async fn bottlerocket_user_data_that_is_not_toml_fails_the_launch_naming_the_field() {
+    let (_g, moto) = fresh().await;
+    let (cloud, c) = cloud(&moto.url).await;
+    let err = cloud
+        .launch(&request(class(
+            "bottlerocket@latest",
+            Some("#!/bin/bash\necho no"),
+        )))
+        .await
+        .unwrap_err();
+    match err {
+        CloudError::NodeClassNotReady(m) => assert!(m.contains("spec.userData"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        launch_template::list(&c.ec2, CLUSTER)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
