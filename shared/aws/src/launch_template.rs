@@ -13,6 +13,7 @@ use aws_sdk_ec2::types::{
 };
 use base64::Engine;
 use jiff::Timestamp;
+use kerf_catalog::AmiFamily;
 use serde::Serialize;
 
 use crate::error::{AwsError, from_sdk};
@@ -45,6 +46,32 @@ impl BlockDevice {
             throughput: None,
             kms_key_id: None,
             delete_on_termination: true,
+        }
+    }
+
+    /// An encrypted gp3 volume of `gib` at `device`.
+    fn gp3(device: &str, gib: i32) -> Self {
+        BlockDevice {
+            device_name: device.into(),
+            volume_size_gib: gib,
+            ..BlockDevice::al2023_root()
+        }
+    }
+
+    /// A family's volumes when the class lists none, as Karpenter's provider maps them:
+    /// AL2 and AL2023 a 20 GiB root, Bottlerocket a 4 GiB OS volume and a 20 GiB data volume,
+    /// Windows a 50 GiB root, and a custom AMI its own mappings (none here).
+    pub fn defaults(family: AmiFamily) -> Vec<BlockDevice> {
+        match family {
+            AmiFamily::AL2 | AmiFamily::AL2023 => vec![BlockDevice::al2023_root()],
+            AmiFamily::Bottlerocket => vec![
+                BlockDevice::gp3("/dev/xvda", 4),
+                BlockDevice::gp3("/dev/xvdb", 20),
+            ],
+            AmiFamily::Windows2019 | AmiFamily::Windows2022 | AmiFamily::Windows2025 => {
+                vec![BlockDevice::gp3("/dev/sda1", 50)]
+            }
+            AmiFamily::Custom => Vec::new(),
         }
     }
 }

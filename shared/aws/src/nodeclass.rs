@@ -56,8 +56,8 @@ pub fn network_terms(c: &EC2NodeClass) -> (Vec<SelectorTerm>, Vec<SelectorTerm>)
     (subnets, groups)
 }
 
-/// Block devices: the class's, or AL2023's root volume.
-pub fn block_devices(c: &EC2NodeClass) -> Vec<BlockDevice> {
+/// Block devices: the class's, or its family's defaults.
+pub fn block_devices(c: &EC2NodeClass, family: AmiFamily) -> Vec<BlockDevice> {
     let mapped: Vec<BlockDevice> = c
         .spec
         .block_device_mappings
@@ -83,7 +83,7 @@ pub fn block_devices(c: &EC2NodeClass) -> Vec<BlockDevice> {
         })
         .collect();
     if mapped.is_empty() {
-        vec![BlockDevice::al2023_root()]
+        BlockDevice::defaults(family)
     } else {
         mapped
     }
@@ -152,7 +152,7 @@ pub async fn resolve(
             .instance_profile
             .clone()
             .or_else(|| c.spec.role.clone()),
-        block_devices: block_devices(c),
+        block_devices: block_devices(c, settings.ami_family),
         metadata: metadata(c),
         kubelet: kubelet(c),
         user_data: c.spec.user_data.clone(),

@@ -97,6 +97,11 @@ async fn cloud(url: &str) -> (Ec2Cloud, kerf_aws::Clients) {
 
 /// The user data of the only launch template Kerf made.
 async fn launched_user_data(c: &kerf_aws::Clients) -> String {
+    launched(c).await.0
+}
+
+/// The user data and the volumes (device, GiB) of the only launch template Kerf made.
+async fn launched(c: &kerf_aws::Clients) -> (String, Vec<(String, i32)>) {
     let lts = launch_template::list(&c.ec2, CLUSTER).await.unwrap();
     assert_eq!(lts.len(), 1, "{lts:?}");
     let out = c
@@ -106,17 +111,21 @@ async fn launched_user_data(c: &kerf_aws::Clients) -> String {
         .send()
         .await
         .unwrap();
-    let data = out.launch_template_versions()[0]
+    let lt = out.launch_template_versions()[0]
         .launch_template_data()
-        .and_then(|d| d.user_data())
-        .unwrap()
-        .to_string();
-    String::from_utf8(
-        base64::engine::general_purpose::STANDARD
-            .decode(data)
-            .unwrap(),
-    )
-    .unwrap()
+        .unwrap();
+    let volumes = lt
+        .block_device_mappings()
+        .iter()
+        .map(|m| {
+            let size = m.ebs().and_then(|e| e.volume_size()).unwrap_or(0);
+            (m.device_name().unwrap_or_default().to_string(), size)
+        })
+        .collect();
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(lt.user_data().unwrap())
+        .unwrap();
+    (String::from_utf8(text).unwrap(), volumes)
 }
 
 #[tokio::test]
@@ -128,7 +137,13 @@ async fn bottlerocket_nodes_register_with_their_labels_and_taints_from_toml() {
         .launch(&request(class("bottlerocket@latest", Some(user))))
         .await
         .unwrap();
-    let doc: toml::Table = launched_user_data(&c).await.parse().unwrap();
+    let (ud, volumes) = launched(&c).await;
+    assert_eq!(
+        volumes,
+        vec![("/dev/xvda".to_string(), 4), ("/dev/xvdb".to_string(), 20)],
+        "Bottlerocket's OS and data volumes"
+    );
+    let doc: toml::Table = ud.parse().unwrap();
     let k = &doc["settings"]["kubernetes"];
     assert_eq!(k["cluster-name"].as_str(), Some(CLUSTER));
     assert_eq!(k["node-labels"]["team"].as_str(), Some("a"));
