@@ -6,6 +6,7 @@
 use base64::Engine;
 use kerf_control::handlers::{provisioner, webhook};
 use kerf_e2e::world::*;
+use kerf_sim::world::World;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
@@ -181,9 +182,24 @@ async fn pod_running_fixture_times_startup_and_queues_nothing() {
     );
 }
 
-#[tokio::test]
-async fn node_create_fixture_registers_with_its_nodeclaim() {
-    let w = getting_started().await.unwrap();
+/// The fixture's Node name and providerID.
+const FIXTURE_NODE: &str = "ip-192-168-42-7.us-west-2.compute.internal";
+const FIXTURE_PID: &str = "aws:///us-west-2a/i-0a1b2c3d4e5f60718";
+
+/// The fixture's Node CREATE review, for Node `name` of the instance `pid`.
+fn node_create(name: &str, pid: &str) -> Value {
+    let mut e = fixture("webhook-node-create.json");
+    let body = e["body"]
+        .as_str()
+        .unwrap()
+        .replace(FIXTURE_NODE, name)
+        .replace(FIXTURE_PID, pid);
+    e["body"] = json!(body);
+    e
+}
+
+/// The fixture's NodeClaim `default-x7k2p`, launched as `pid`.
+async fn launched_claim(w: &World, pid: &str) {
     let claims: Api<kerf_api::v1::NodeClaim> = Api::all(w.client.clone());
     let claim: kerf_api::v1::NodeClaim = serde_json::from_value(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
         "metadata": {"name": "default-x7k2p", "labels": {"karpenter.sh/nodepool": "default", "team": "web"}},
@@ -192,7 +208,7 @@ async fn node_create_fixture_registers_with_its_nodeclaim() {
             "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}}))
     .unwrap();
     claims.create(&PostParams::default(), &claim).await.unwrap();
-    let status = json!({"status": {"providerID": "aws:///us-west-2a/i-0a1b2c3d4e5f60718"}});
+    let status = json!({"status": {"providerID": pid}});
     claims
         .patch_status(
             "default-x7k2p",
@@ -201,16 +217,33 @@ async fn node_create_fixture_registers_with_its_nodeclaim() {
         )
         .await
         .unwrap();
+}
+
+/// An instance started for `claim` in us-west-2a: its providerID and private DNS name.
+fn instance_for(w: &World, claim: &str) -> (String, String) {
+    let tags = std::collections::BTreeMap::from([(
+        "karpenter.sh/nodeclaim".to_string(),
+        claim.to_string(),
+    )]);
+    let id = w.cloud.start_stray("c6a.2xlarge", "us-west-2a", tags);
+    let i = w
+        .cloud
+        .instances()
+        .into_iter()
+        .find(|i| i.info.id == id)
+        .unwrap();
+    (i.info.provider_id, i.info.private_dns_name.unwrap())
+}
+
+#[tokio::test]
+async fn node_create_fixture_registers_with_its_nodeclaim() {
+    let w = getting_started().await.unwrap();
+    let (pid, name) = instance_for(&w, "default-x7k2p");
+    launched_claim(&w, &pid).await;
 
     let sent = w.queue.sent();
-    let r = webhook::handle(
-        &w.webhook,
-        &w.queue,
-        &w.timer_queue,
-        SECRET,
-        &fixture("webhook-node-create.json"),
-    )
-    .await;
+    let event = node_create(&name, &pid);
+    let r = webhook::handle(&w.webhook, &w.queue, &w.timer_queue, SECRET, &event).await;
     let resp = answer(&r);
     assert_eq!(
         (resp["allowed"].clone(), resp["patchType"].clone()),
@@ -222,12 +255,8 @@ async fn node_create_fixture_registers_with_its_nodeclaim() {
             .unwrap(),
     )
     .unwrap();
-    let mut node = serde_json::from_str::<Value>(
-        fixture("webhook-node-create.json")["body"]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap()["request"]["object"]
+    let mut node = serde_json::from_str::<Value>(event["body"].as_str().unwrap()).unwrap()
+        ["request"]["object"]
         .clone();
     json_patch::patch(
         &mut node,
@@ -252,6 +281,7 @@ async fn node_create_fixture_registers_with_its_nodeclaim() {
         Value::Null,
         "unregistered gone; taints not synced (do-not-sync-taints)"
     );
+    let claims: Api<kerf_api::v1::NodeClaim> = Api::all(w.client.clone());
     let c = claims.get("default-x7k2p").await.unwrap();
     assert!(
         !condition(&c, "Registered"),
@@ -263,6 +293,68 @@ async fn node_create_fixture_registers_with_its_nodeclaim() {
         sent + 1,
         "the review wakes the provisioner (a delayed hint)"
     );
+}
+
+/// A forged review (anyone holding the URL can send one) learns nothing of a NodeClaim:
+/// unless EC2 confirms that the providerID's instance was launched for the claim and
+/// registers under the Node's name, the Node is admitted unpatched. It still wakes the
+/// provisioner, which reads the API server, not the review.
+#[tokio::test]
+async fn a_node_review_ec2_does_not_confirm_is_admitted_unpatched() {
+    let w = getting_started().await.unwrap();
+    let (pid, name) = instance_for(&w, "default-x7k2p");
+    let (other_pid, other_name) = instance_for(&w, "default-other");
+    let cases = [
+        ("an instance EC2 does not know", FIXTURE_NODE, FIXTURE_PID),
+        (
+            "another Node name",
+            "ip-10-9-9-9.us-west-2.compute.internal",
+            pid.as_str(),
+        ),
+        (
+            "an instance launched for another claim",
+            other_name.as_str(),
+            other_pid.as_str(),
+        ),
+    ];
+    for (what, node, claim_pid) in cases {
+        let claims: Api<kerf_api::v1::NodeClaim> = Api::all(w.client.clone());
+        let _ = claims.delete("default-x7k2p", &Default::default()).await;
+        launched_claim(&w, claim_pid).await;
+        let sent = w.queue.sent();
+        let r = webhook::handle(
+            &w.webhook,
+            &w.queue,
+            &w.timer_queue,
+            SECRET,
+            &node_create(node, claim_pid),
+        )
+        .await;
+        let resp = answer(&r);
+        assert_eq!(resp["allowed"], json!(true), "{what}");
+        assert_eq!(resp.get("patch"), None, "{what}: {resp}");
+        assert_eq!(
+            w.queue.sent(),
+            sent + 1,
+            "{what}: the provisioner is still woken"
+        );
+    }
+    // The same review with the launched instance's own name is confirmed.
+    let claims: Api<kerf_api::v1::NodeClaim> = Api::all(w.client.clone());
+    claims
+        .delete("default-x7k2p", &Default::default())
+        .await
+        .unwrap();
+    launched_claim(&w, &pid).await;
+    let r = webhook::handle(
+        &w.webhook,
+        &w.queue,
+        &w.timer_queue,
+        SECRET,
+        &node_create(&name, &pid),
+    )
+    .await;
+    assert!(answer(&r)["patch"].is_string());
 }
 
 #[tokio::test]

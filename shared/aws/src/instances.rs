@@ -55,6 +55,10 @@ fn to_info(i: &Ec2Instance) -> Option<Instance> {
             .launch_time()
             .and_then(|t| Timestamp::from_second(t.secs()).ok()),
         image_id: i.image_id().map(str::to_string),
+        private_dns_name: i
+            .private_dns_name()
+            .filter(|d| !d.is_empty())
+            .map(str::to_string),
         tags: i
             .tags()
             .iter()

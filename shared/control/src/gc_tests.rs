@@ -24,6 +24,7 @@ fn instance(id: &str, claim: Option<&str>, launched: i64, state: &str) -> Instan
         launch_time: Some(t(launched)),
         image_id: None,
         tags,
+        private_dns_name: None,
     }
 }
 

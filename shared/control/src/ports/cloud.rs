@@ -74,6 +74,8 @@ pub struct Instance {
     pub launch_time: Option<Timestamp>,
     pub image_id: Option<String>,
     pub tags: BTreeMap<String, String>,
+    /// EC2's private DNS name: the name its kubelet registers the Node under on EKS.
+    pub private_dns_name: Option<String>,
 }
 
 impl Instance {
@@ -82,6 +84,13 @@ impl Instance {
         self.tags
             .get(kerf_labels::aws::NODECLAIM_TAG)
             .map(String::as_str)
+    }
+
+    /// Whether `node` is the name this instance's kubelet registers under: its private DNS
+    /// name, or its id (resource-name hostnames).
+    pub fn names_node(&self, node: &str) -> bool {
+        let dns = self.private_dns_name.as_deref().filter(|d| !d.is_empty());
+        dns.is_some_and(|d| d.eq_ignore_ascii_case(node)) || node.eq_ignore_ascii_case(&self.id)
     }
 
     /// Whether the instance is gone or going.

@@ -14,6 +14,8 @@ use kerf_api::v1::EC2NodeClass;
 use kerf_catalog::unavailable::OfferingKey;
 use kerf_catalog::{CapacityType, Catalog};
 use kerf_control::ports::cloud::{NodeTaint, provider_id};
+
+use super::kubelet::dns_name;
 use kerf_control::ports::{
     Clock, CloudError, HealthCategory, Instance, LaunchOption, LaunchRequest, Launched, Unhealthy,
 };
@@ -310,6 +312,7 @@ impl SimCloud {
             capacity_type: CapacityType::OnDemand,
             launch_time: Some(now),
             image_id: Some("ami-sim".into()),
+            private_dns_name: Some(dns_name(&id, zone)),
             tags,
         };
         s.instances.insert(
@@ -396,6 +399,7 @@ impl SimCloud {
                 capacity_type: req.capacity_type,
                 launch_time: Some(now),
                 image_id: Some(self.ami(arch)),
+                private_dns_name: Some(dns_name(&id, &o.zone)),
                 tags,
             };
             let inst = SimInstance {

@@ -114,14 +114,15 @@ fn without_startup_taints(n: &Node, claim: &NodeClaim) -> (Vec<Taint>, bool) {
     (kept, removed)
 }
 
-/// The name the kubelet of instance `i` registers its Node under (`ip-10-0-X-Y.<region>.compute.internal`).
+/// The name the kubelet of instance `i` registers its Node under: its private DNS name.
 pub fn node_name(i: &SimInstance) -> String {
-    let n =
-        u64::from_str_radix(i.info.id.trim_start_matches("i-"), 16).unwrap_or_default() & 0xffff;
-    let region = i
-        .info
-        .zone
-        .trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    dns_name(&i.info.id, &i.info.zone)
+}
+
+/// The private DNS name of instance `id` in `zone` (`ip-10-0-X-Y.<region>.compute.internal`).
+pub fn dns_name(id: &str, zone: &str) -> String {
+    let n = u64::from_str_radix(id.trim_start_matches("i-"), 16).unwrap_or_default() & 0xffff;
+    let region = zone.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     format!("ip-10-0-{}-{}.{region}.compute.internal", n / 256, n % 256)
 }
 
