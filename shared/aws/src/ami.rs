@@ -144,6 +144,42 @@ fn term_filters(t: &ImageTerm) -> Vec<Filter> {
     f
 }
 
+/// The AMI ids `amiSelectorTerms[].ssmParameter` names hold (names or ARNs), in order.
+pub async fn ids_from_parameters(
+    ssm: &aws_sdk_ssm::Client,
+    names: &[String],
+) -> Result<Vec<String>, AwsError> {
+    let mut ids = Vec::new();
+    for chunk in names.chunks(10) {
+        let out = ssm
+            .get_parameters()
+            .set_names(Some(chunk.to_vec()))
+            .send()
+            .await
+            .map_err(|e| from_sdk("GetParameters", e))?;
+        if let Some(missing) = out.invalid_parameters().first() {
+            return Err(AwsError::invalid(
+                "GetParameters",
+                format!("spec.amiSelectorTerms[].ssmParameter {missing:?} does not exist"),
+            ));
+        }
+        for p in out.parameters() {
+            let value = p.value().unwrap_or_default();
+            if !value.starts_with("ami-") {
+                return Err(AwsError::invalid(
+                    "GetParameters",
+                    format!(
+                        "spec.amiSelectorTerms[].ssmParameter {:?} holds {value:?}, not an AMI id",
+                        p.name().unwrap_or_default()
+                    ),
+                ));
+            }
+            ids.push(value.to_string());
+        }
+    }
+    Ok(ids)
+}
+
 /// Resolves id/name/owner/tag terms (ORed): newest image per architecture, newest first.
 pub async fn resolve_terms(
     ec2: &aws_sdk_ec2::Client,

@@ -176,16 +176,29 @@ async fn amis(
     {
         return ami::resolve_alias(ssm, ec2, &Alias::parse(&alias)?, k8s_version, ssm_root).await;
     }
+    let parameters: Vec<String> = c
+        .spec
+        .ami_selector_terms
+        .iter()
+        .filter_map(|t| t.ssm_parameter.clone())
+        .collect();
+    let from_parameters = ami::ids_from_parameters(ssm, &parameters).await?;
+    let by_parameter = from_parameters.into_iter().map(|id| ImageTerm {
+        id: Some(id),
+        ..ImageTerm::default()
+    });
     let terms: Vec<ImageTerm> = c
         .spec
         .ami_selector_terms
         .iter()
+        .filter(|t| t.ssm_parameter.is_none())
         .map(|t| ImageTerm {
             id: t.id.clone(),
             name: t.name.clone(),
             owner: t.owner.clone(),
             tags: t.tags.clone(),
         })
+        .chain(by_parameter)
         .collect();
     let found = ami::resolve_terms(ec2, &terms).await?;
     if found.is_empty() {

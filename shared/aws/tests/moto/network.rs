@@ -249,3 +249,28 @@ async fn launch_templates_are_reused_and_cleaned_up() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn amis_from_ssm_parameters_named_by_the_class() {
+    let (_g, moto) = fresh().await;
+    let c = clients(&moto.url).await;
+    put_param(&c, "/team/golden-ami", seed::EKS_AMI).await;
+    put_param(&c, "/team/not-an-ami", "hello").await;
+    let ids = ami::ids_from_parameters(&c.ssm, &["/team/golden-ami".to_string()])
+        .await
+        .unwrap();
+    assert_eq!(ids, vec![seed::EKS_AMI.to_string()]);
+    let wrong = ami::ids_from_parameters(&c.ssm, &["/team/not-an-ami".to_string()])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        wrong.contains("not an AMI id") && wrong.contains("ssmParameter"),
+        "{wrong}"
+    );
+    let missing = ami::ids_from_parameters(&c.ssm, &["/team/none".to_string()])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(missing.contains("does not exist"), "{missing}");
+}
