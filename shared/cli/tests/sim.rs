@@ -47,6 +47,7 @@ fn every_example_scenario_holds() {
         "weights-limits",
         "statefulset",
         "node-overlay",
+        "static-capacity",
     ] {
         assert!(
             names.iter().any(|n| n == want),
@@ -70,6 +71,15 @@ fn node_overlays_count_only_behind_their_gate() {
     let (r, out) = run(&s);
     let e = r.expect_err("without the gate the list price decides");
     assert!(e.contains("instance types in [r7i.2xlarge]"), "{e}\n{out}");
+}
+
+#[test]
+fn a_static_pool_keeps_its_replicas_only_behind_its_gate() {
+    let mut s = Scenario::load(&repo().join("examples/static-capacity.yaml")).unwrap();
+    s.settings.feature_gates.clear();
+    let (r, out) = run(&s);
+    let e = r.expect_err("without the gate nothing keeps the replicas");
+    assert!(e.contains("fixed"), "{e}\n{out}");
 }
 
 #[test]

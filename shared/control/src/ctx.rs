@@ -44,6 +44,8 @@ pub struct Settings {
     pub node_overlay: bool,
     /// Karpenter's `NodeRepair` feature gate: nodes unhealthy for too long are replaced.
     pub node_repair: bool,
+    /// Karpenter's `StaticCapacity` feature gate: static NodePools keep `replicas` NodeClaims.
+    pub static_capacity: bool,
     /// `MIN_VALUES_POLICY`: Karpenter's `--min-values-policy`.
     pub min_values_policy: kerf_engine::model::MinValuesPolicy,
 }
@@ -67,6 +69,7 @@ impl Settings {
             min_values_policy: kerf_engine::model::MinValuesPolicy::Strict,
             node_overlay: false,
             node_repair: false,
+            static_capacity: false,
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod redact;
 pub mod register;
 pub mod repair;
 pub mod retire;
+pub mod statics;
 pub mod terminate;
 pub mod timers;
 pub mod view;

@@ -185,6 +185,8 @@ pub mod controllers {
     pub const NODEPOOL: &str = "nodepool.counter";
     pub const INTERRUPTION: &str = "interruption";
     pub const HEALTH: &str = "node.health";
+    pub const STATIC_PROVISIONING: &str = "provisioning.static";
+    pub const STATIC_DEPROVISIONING: &str = "static.deprovisioning";
 }
 
 /// `{"name": name}`, the way Karpenter logs object references.

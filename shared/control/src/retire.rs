@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::ctx::Ctx;
 use crate::error::ControlError;
-use crate::log::controllers::{DISRUPTION, HEALTH, INTERRUPTION};
+use crate::log::controllers::{DISRUPTION, HEALTH, INTERRUPTION, STATIC_DEPROVISIONING};
 use crate::log::obj;
 use crate::metrics::names::NODECLAIMS_DISRUPTED;
 use crate::ports::{Cloud, Cluster, Publisher, Queue, QueueError, TerminationMessage};
@@ -22,6 +22,8 @@ pub enum Retirement<'a> {
     Interruption { kind: &'a str, forceful: bool },
     /// Node repair, by the Node condition that was bad for too long (always forceful).
     Repair { condition: &'a str },
+    /// A static NodePool has more NodeClaims than its replicas.
+    Overprovisioned,
 }
 
 impl Retirement<'_> {
@@ -32,6 +34,7 @@ impl Retirement<'_> {
             Retirement::Disruption(reason) => reason,
             Retirement::Interruption { kind, .. } => kind,
             Retirement::Repair { .. } => "unhealthy",
+            Retirement::Overprovisioned => "overprovisioned",
         }
     }
 
@@ -59,6 +62,11 @@ impl Retirement<'_> {
                 HEALTH,
                 "deleting unhealthy node",
                 crate::repair::log_fields(name, condition),
+            ),
+            Retirement::Overprovisioned => (
+                STATIC_DEPROVISIONING,
+                "deleting nodeclaim",
+                json!({"NodeClaim": obj(name), "reason": "overprovisioned"}),
             ),
         }
     }

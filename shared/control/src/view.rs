@@ -89,7 +89,8 @@ impl View {
             .collect();
         let mut catalogs = BTreeMap::new();
         let mut unloaded = BTreeMap::new();
-        let classes_needed = if all_catalogs || needs_planning(&snap) {
+        let statics = ctx.settings.static_capacity && static_short(&snap);
+        let classes_needed = if all_catalogs || statics || needs_planning(&snap) {
             used_classes(&snap)
         } else {
             Vec::new()
@@ -282,6 +283,19 @@ fn needs_planning(snap: &Snapshot) -> bool {
         || snap.node_claims.iter().any(|c| {
             c.metadata.deletion_timestamp.is_none() && crate::claim::provider_id(c).is_none()
         })
+}
+
+/// Whether a static NodePool (`replicas`) has fewer NodeClaims than its replicas.
+fn static_short(snap: &Snapshot) -> bool {
+    snap.node_pools.iter().any(|p| {
+        let name = p.metadata.name.as_deref();
+        let have = snap
+            .node_claims
+            .iter()
+            .filter(|c| crate::claim::pool_name(c) == name)
+            .count() as i64;
+        p.spec.replicas.is_some_and(|r| have < r)
+    })
 }
 
 /// Node classes referenced by NodePools, in name order.

@@ -173,7 +173,7 @@ fn launch(
 
 /// `MIN_VALUES_POLICY=BestEffort`: lowers every `minValues` the options do not reach to the
 /// number of distinct values they have (dropped when they have none); true when one was.
-fn relax_min_values(reqs: &mut Requirements, types: &[&TypeCtx<'_>]) -> bool {
+pub(crate) fn relax_min_values(reqs: &mut Requirements, types: &[&TypeCtx<'_>]) -> bool {
     let short: Vec<(String, u32)> = reqs
         .iter()
         .filter_map(|(key, r)| {
@@ -213,7 +213,7 @@ fn fits_with_daemons(t: &TypeCtx<'_>, used: &Res) -> bool {
 }
 
 /// `<pool>-<5 chars>`, derived from the seed, unique among `taken`.
-fn name(pool: &str, seed: u64, taken: &mut FxHashSet<String>) -> String {
+pub(crate) fn name(pool: &str, seed: u64, taken: &mut FxHashSet<String>) -> String {
     let mut h = FxHasher::default();
     (seed, pool, taken.len()).hash(&mut h);
     let mut x = h.finish();

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod podreqs;
 pub mod requirements;
 pub mod selector;
+pub mod statics;
 pub mod taints;
 pub mod time;
 
@@ -259,7 +260,7 @@ fn reject_reason(p: &model::Pod) -> Option<(ReasonKind, String)> {
 }
 
 /// Every resource name the snapshot mentions, so vectors line up.
-fn resource_index(snap: &Snapshot) -> ResIndex {
+pub(crate) fn resource_index(snap: &Snapshot) -> ResIndex {
     let mut ix = ResIndex::new();
     for p in &snap.pods {
         ix.learn(&p.spec.requests);

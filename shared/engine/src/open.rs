@@ -54,6 +54,9 @@ fn open_in(
     if let Some(u) = &pool.unusable {
         return Err(u.clone());
     }
+    if pool.np.replicas.is_some() {
+        return Err("is static (spec.replicas): it launches only to keep its replica count".into());
+    }
     if a.reqs.has_key(labels::NODE_NAME_FIELD) {
         return Err(
             "required node affinity matchFields on metadata.name only matches existing nodes"

@@ -224,7 +224,7 @@ pub fn prepare<'a>(snap: &'a Snapshot, ix: &ResIndex) -> Vec<PoolCtx<'a>> {
     pools
 }
 
-fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolCtx<'a> {
+pub(crate) fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResIndex) -> PoolCtx<'a> {
     let mut pool = PoolCtx {
         np,
         reqs: Requirements::new(),

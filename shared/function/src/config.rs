@@ -57,6 +57,8 @@ pub struct FeatureGates {
     pub node_overlay: bool,
     /// Nodes unhealthy for longer than their condition's toleration are replaced.
     pub node_repair: bool,
+    /// Static NodePools (`spec.replicas`) keep their replica count.
+    pub static_capacity: bool,
 }
 
 impl FeatureGates {
@@ -81,10 +83,11 @@ impl FeatureGates {
                 "RebalanceReplacement" => gates.rebalance_replacement = on,
                 "NodeOverlay" => gates.node_overlay = on,
                 "NodeRepair" => gates.node_repair = on,
+                "StaticCapacity" => gates.static_capacity = on,
                 other => {
                     return Err(invalid(format!(
                         "unknown gate {other:?} (known: SpotToSpotConsolidation, \
-                         RebalanceReplacement, NodeOverlay, NodeRepair)"
+                         RebalanceReplacement, NodeOverlay, NodeRepair, StaticCapacity)"
                     )));
                 }
             }
@@ -300,12 +303,15 @@ mod tests {
                 rebalance_replacement: false,
                 node_overlay: false,
                 node_repair: false,
+                static_capacity: false,
             }
         );
         let overlay = FeatureGates::parse("NodeOverlay=true").unwrap();
         assert!(overlay.node_overlay && !overlay.spot_to_spot_consolidation);
         let repair = FeatureGates::parse("NodeRepair=true").unwrap();
         assert!(repair.node_repair && !repair.node_overlay);
+        let fixed = FeatureGates::parse("StaticCapacity=true").unwrap();
+        assert!(fixed.static_capacity && !fixed.node_repair);
         let off = FeatureGates::parse("").unwrap();
         assert_eq!(off, FeatureGates::default());
         let on = FeatureGates::parse(" RebalanceReplacement=true ").unwrap();

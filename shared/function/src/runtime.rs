@@ -136,6 +136,7 @@ impl Runtime {
                 min_values_policy: self.config.min_values_policy,
                 node_overlay: self.config.feature_gates.node_overlay,
                 node_repair: self.config.feature_gates.node_repair,
+                static_capacity: self.config.feature_gates.static_capacity,
                 ..Settings::new(&self.config.cluster_name, &self.config.namespace)
             },
         })

@@ -61,6 +61,8 @@ pub struct SweepReport {
     pub skipped: usize,
     /// Node repair (with the `NodeRepair` gate).
     pub repair: crate::repair::Report,
+    /// NodeClaims of static pools deleted beyond their replicas (`StaticCapacity` gate).
+    pub overprovisioned: Vec<String>,
 }
 
 /// Options of the disruption function.
@@ -115,6 +117,7 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     if ctx.settings.node_repair {
         report.repair = crate::repair::run(ctx, termination, queues.timers, &view).await?;
     }
+    report.overprovisioned = crate::statics::scale_down(ctx, termination, &view).await?;
     if !report.progress.waiting.is_empty() {
         // Karpenter's queue checks its commands' replacements every second; a timer a few
         // seconds out deletes the candidates soon after the replacements initialize.

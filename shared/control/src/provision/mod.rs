@@ -67,6 +67,8 @@ pub async fn provision<C: Cluster, K: Cloud, P: Publisher>(
         report.passes += 1;
         let mut view = View::read(ctx).await?;
         let resumed = act::resume(ctx, &mut view, &mut report).await;
+        let static_ice = crate::statics::scale_up(ctx, &view, &mut report).await;
+        report.insufficient_capacity += static_ice;
         let plan = schedule(ctx, &view, &mut report);
         let final_pass = report.passes >= MAX_PASSES;
         let launched_before = report.launched.len();
@@ -76,7 +78,8 @@ pub async fn provision<C: Cluster, K: Cloud, P: Publisher>(
             .unschedulable
             .iter()
             .any(|u| u.kind == ReasonKind::NoNodePoolFits);
-        let again = resumed.insufficient_capacity || ice || (launched && left_over);
+        let again =
+            resumed.insufficient_capacity || static_ice > 0 || ice || (launched && left_over);
         if !again || final_pass {
             return Ok(report);
         }

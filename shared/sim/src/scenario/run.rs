@@ -172,6 +172,7 @@ pub async fn world_for(s: &Scenario, options: WorldOptions) -> Result<World, Sce
     let mut options = s.in_region(options);
     options.node_overlay = gate(s, "NodeOverlay");
     options.node_repair = gate(s, "NodeRepair");
+    options.static_capacity = gate(s, "StaticCapacity");
     if let Some(t) = &s.settings.tick {
         options.tick = super::duration(t).map_err(|m| world_err(format!("settings.tick: {m}")))?;
     }

@@ -90,6 +90,8 @@ pub struct WorldOptions {
     pub node_overlay: bool,
     /// Karpenter's `NodeRepair` gate for Kerf's functions.
     pub node_repair: bool,
+    /// Karpenter's `StaticCapacity` gate: static NodePools keep `replicas` NodeClaims.
+    pub static_capacity: bool,
     /// Kerf's functions make their API and EC2 calls one at a time, so the order of writes
     /// (and the names the server generates from it) is the same on every run: `kerf sim`
     /// runs are reproducible. Off in tests that exercise concurrent calls.
@@ -125,6 +127,7 @@ impl Default for WorldOptions {
             karpenter_decisions: false,
             node_overlay: false,
             node_repair: false,
+            static_capacity: false,
             serial: false,
             duplicate_deliveries: false,
             port: 0,

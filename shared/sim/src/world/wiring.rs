@@ -81,6 +81,7 @@ fn ctx(
     settings.validate_emptiness = options.karpenter_decisions;
     settings.node_overlay = options.node_overlay;
     settings.node_repair = options.node_repair;
+    settings.static_capacity = options.static_capacity;
     if options.serial {
         settings.concurrency = 1;
     }

@@ -4,9 +4,15 @@
 //! replaced (one command per pass, as Karpenter). Drift runs for pools with
 //! `consolidateAfter: Never` too, and a termination grace period on the claim lets it past
 //! pod-level blocks (the grace period bounds the drain).
+//!
+//! A drifted node of a static pool (`replicas`) is replaced one for one by a NodeClaim of the
+//! pool's template, launched first, as Karpenter's StaticDrift does: within the `Drifted`
+//! budget, never while the pool is scaling down, and never past `limits.nodes`.
 
+use crate::disruption::candidates::Block;
 use crate::disruption::pass::Pass;
-use crate::plan::{Method, SkipKind};
+use crate::model::Options;
+use crate::plan::{Launch, Method, SkipKind};
 
 /// Plans drift commands within budget; true when it planned any.
 pub fn run(pass: &mut Pass<'_>) -> bool {
@@ -30,6 +36,16 @@ pub fn run(pass: &mut Pass<'_>) -> bool {
         if pass.budget_left(i, Method::Drift) == 0 {
             let b = pass.budget_block(i, Method::Drift);
             pass.note(i, b);
+            continue;
+        }
+        if pass.cands[i].pool.replicas.is_some() {
+            match static_replacement(pass, i) {
+                Ok(l) => {
+                    pass.commit(Method::Drift, &[i], vec![l], Vec::new());
+                    planned = true;
+                }
+                Err(b) => pass.note(i, b),
+            }
             continue;
         }
         if pass.cands[i].movable.is_empty() {
@@ -60,4 +76,45 @@ pub fn run(pass: &mut Pass<'_>) -> bool {
         }
     }
     planned
+}
+
+/// The replacement of drifted candidate `i` of a static pool, or why there is none now.
+fn static_replacement(pass: &Pass<'_>, i: usize) -> Result<Launch, Block> {
+    let pool = pass.cands[i].pool;
+    let static_block = |why: &str| {
+        (
+            SkipKind::StaticPool,
+            format!("static NodePool {} {why}", pool.name),
+        )
+    };
+    let live = pass
+        .snap
+        .node_claims
+        .iter()
+        .filter(|c| c.node_pool == pool.name && !c.deleting)
+        .count() as i64;
+    if live > pool.replicas.unwrap_or_default() {
+        return Err(static_block("is scaling down to its replicas"));
+    }
+    let staged = pass
+        .commands
+        .iter()
+        .flat_map(|c| &c.replacements)
+        .filter(|l| l.node_pool == pool.name)
+        .count() as i64;
+    let ix = crate::resource_index(pass.snap);
+    let pc = crate::pools::prepare_one(pass.snap, pool, &ix);
+    if pc.nodes_left.is_some_and(|n| n - staged < 1) {
+        return Err(static_block(
+            "is at its node limit and cannot stage a replacement",
+        ));
+    }
+    let opts = Options {
+        max_instance_types: pass.opts.max_instance_types,
+        seed: pass.opts.seed,
+        min_values_policy: pass.opts.min_values_policy,
+        ..Options::default()
+    };
+    let mut names = pass.names.clone();
+    crate::statics::template_launch(&pc, &opts, &mut names).map_err(|e| (SkipKind::PodsDoNotFit, e))
 }
