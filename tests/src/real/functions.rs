@@ -15,7 +15,7 @@ use kerf_sim::world::{SimCloud, SimCtx, SimPublisher, SimQueue, rfc3339};
 use kube::Client;
 use serde_json::{Value, json};
 
-/// Namespace of Kerf's own objects (infra/rbac/namespace.yaml).
+/// Namespace of Kerf's own objects (infra/rbac/00-namespace.yaml).
 pub const KERF_NAMESPACE: &str = "kerf";
 
 /// The AWS region of the simulated EC2.

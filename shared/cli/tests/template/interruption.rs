@@ -190,3 +190,54 @@ fn interruption_rules_cover_exactly_the_events_the_parser_handles() {
     assert_eq!(q["MessageRetentionPeriod"], 300);
     assert_eq!(q["SqsManagedSseEnabled"], true);
 }
+
+#[test]
+fn only_the_interruption_rules_may_send_to_the_queue() {
+    let t = template();
+    let policies = t.of_type("AWS::SQS::QueuePolicy");
+    assert_eq!(policies.len(), 1, "{policies:?}");
+    let doc = &t.resource(&policies[0])["Properties"]["PolicyDocument"];
+    let allows: Vec<&Value> = doc["Statement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["Effect"] == "Allow")
+        .collect();
+    assert_eq!(allows.len(), 1, "{allows:?}");
+    let allow = allows[0];
+    assert_eq!(
+        allow["Principal"],
+        json!({"Service": "events.amazonaws.com"}),
+        "EventBridge alone, no sqs.amazonaws.com"
+    );
+    assert_eq!(allow["Action"], "sqs:SendMessage");
+    let sources: BTreeSet<String> = allow["Condition"]["ArnEquals"]["aws:SourceArn"]
+        .as_array()
+        .expect("aws:SourceArn lists the rules")
+        .iter()
+        .map(Value::to_string)
+        .collect();
+    let rules: BTreeSet<String> = t
+        .of_type("AWS::Events::Rule")
+        .into_iter()
+        .map(|id| json!({"Fn::GetAtt": [id, "Arn"]}).to_string())
+        .collect();
+    assert_eq!(sources, rules, "every rule, and only the rules");
+}
+
+#[test]
+fn every_alarm_notifies_the_required_topic() {
+    let t = template();
+    let p = &t.doc["Parameters"]["AlarmTopicArn"];
+    assert!(p.get("Default").is_none(), "the topic is required: {p}");
+    assert!(p["AllowedPattern"].as_str().unwrap().contains(":sns:"));
+    let alarms = t.of_type("AWS::CloudWatch::Alarm");
+    assert!(!alarms.is_empty());
+    for id in alarms {
+        assert_eq!(
+            t.resource(&id)["Properties"]["AlarmActions"],
+            json!([{"Ref": "AlarmTopicArn"}]),
+            "{id}"
+        );
+    }
+}

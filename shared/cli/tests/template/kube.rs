@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::table::{KUBE_TYPES, own_namespace_object};
 use crate::{derived, existing, root, template};
 
-/// Kerf's namespace (`KERF_NAMESPACE`, `infra/rbac/namespace.yaml`).
+/// Kerf's namespace (`KERF_NAMESPACE`, `infra/rbac/00-namespace.yaml`).
 pub const NAMESPACE: &str = "kerf";
 
 /// (API group, resource[/subresource], verb).
@@ -137,10 +137,32 @@ fn rbac_grants_exactly_the_kubernetes_verbs_each_function_calls() {
     }
 }
 
+/// `kubectl apply -f infra/rbac/` applies the files in name order: the namespace the Roles
+/// live in must come first, or a new cluster refuses them.
+#[test]
+fn the_namespace_is_applied_before_the_roles_in_it() {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("infra/rbac"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    files.sort();
+    let first = documents(&format!("infra/rbac/{}", files[0]));
+    assert!(
+        first.iter().any(|d| d["kind"] == "Namespace"),
+        "{} sorts first and holds no Namespace",
+        files[0]
+    );
+    for f in &files[1..] {
+        let docs = documents(&format!("infra/rbac/{f}"));
+        assert!(docs.iter().all(|d| d["kind"] != "Namespace"), "{f}");
+    }
+}
+
 #[test]
 fn access_entries_map_each_role_to_the_group_its_rbac_binds() {
     let t = template();
-    let namespace = documents("infra/rbac/namespace.yaml");
+    let namespace = documents("infra/rbac/00-namespace.yaml");
     assert_eq!(namespace[0]["metadata"]["name"], NAMESPACE);
     for f in existing() {
         let role = t.role_of(f.logical_id);

@@ -37,7 +37,7 @@ const CRDS: [(&str, &str); 4] = [
 const RBAC: [(&str, &str); 6] = [
     (
         "namespace",
-        include_str!("../../../../../infra/rbac/namespace.yaml"),
+        include_str!("../../../../../infra/rbac/00-namespace.yaml"),
     ),
     (
         "provisioner",
