@@ -139,21 +139,7 @@ fn launch(
     let off = best
         .cheapest(&slot.reqs)
         .ok_or_else(|| "no offering".to_string())?;
-    reqs.remove(labels::NODEPOOL);
-    reqs.add(
-        labels::INSTANCE_TYPE,
-        Requirement::is_in(types.iter().map(|t| t.it.name.clone())),
-    );
-    let cts: Vec<String> = types
-        .iter()
-        .flat_map(|t| {
-            t.offerings
-                .iter()
-                .filter(|o| crate::pools::offering_allowed(o, &slot.reqs))
-                .map(|o| o.capacity_type.as_str().to_string())
-        })
-        .collect();
-    reqs.add(labels::CAPACITY_TYPE, Requirement::is_in(cts));
+    narrow_to_options(&mut reqs, &types, &slot.reqs);
     let mut requests = used.plus(&best.ds);
     requests.floor_zero();
     Ok(Launch {
@@ -169,6 +155,30 @@ fn launch(
         requests: ix.resources(&requests).to_strings(),
         min_values_relaxed: relaxed,
     })
+}
+
+/// A new claim's requirements: no pool key, its instance types `types`, and the capacity
+/// types of their offerings that `allowed` permits.
+pub(crate) fn narrow_to_options(
+    reqs: &mut Requirements,
+    types: &[&TypeCtx<'_>],
+    allowed: &Requirements,
+) {
+    reqs.remove(labels::NODEPOOL);
+    reqs.add(
+        labels::INSTANCE_TYPE,
+        Requirement::is_in(types.iter().map(|t| t.it.name.clone())),
+    );
+    let cts: Vec<String> = types
+        .iter()
+        .flat_map(|t| {
+            t.offerings
+                .iter()
+                .filter(|o| crate::pools::offering_allowed(o, allowed))
+                .map(|o| o.capacity_type.as_str().to_string())
+        })
+        .collect();
+    reqs.add(labels::CAPACITY_TYPE, Requirement::is_in(cts));
 }
 
 /// `MIN_VALUES_POLICY=BestEffort`: lowers every `minValues` the options do not reach to the

@@ -20,13 +20,11 @@ use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use crate::disruption::pods::{do_not_disrupt, eviction_cost, is_daemon};
-use crate::finalize::{name, relax_min_values};
-use crate::labels;
+use crate::finalize::{name, narrow_to_options, relax_min_values};
 use crate::model::{MinValuesPolicy, NodeClaim, NodePool, Options, Snapshot};
 use crate::open::min_values_satisfied;
 use crate::plan::Launch;
 use crate::pools::{PoolCtx, TypeCtx};
-use crate::requirements::Requirement;
 
 /// The NodeClaim annotation that orders a static pool's surplus (higher goes first).
 pub const DEPROVISIONING_PRIORITY: &str = "karpenter.sh/deprovisioning-priority";
@@ -147,21 +145,7 @@ pub(crate) fn template_launch(
     let off = best
         .cheapest(&pc.reqs)
         .ok_or_else(|| format!("nodepool {:?}: no offering", pc.name()))?;
-    reqs.remove(labels::NODEPOOL);
-    reqs.add(
-        labels::INSTANCE_TYPE,
-        Requirement::is_in(types.iter().map(|t| t.it.name.clone())),
-    );
-    let cts: Vec<String> = types
-        .iter()
-        .flat_map(|t| {
-            t.offerings
-                .iter()
-                .filter(|o| crate::pools::offering_allowed(o, &pc.reqs))
-                .map(|o| o.capacity_type.as_str().to_string())
-        })
-        .collect();
-    reqs.add(labels::CAPACITY_TYPE, Requirement::is_in(cts));
+    narrow_to_options(&mut reqs, &types, &pc.reqs);
     Ok(Launch {
         node_claim: name(pc.name(), opts.seed, taken),
         node_pool: pc.name().to_string(),

@@ -7,6 +7,7 @@ use kerf_catalog::{CapacityType, Catalog, InstanceType, Offering, Resources};
 
 use super::*;
 use crate::fixtures::pending_pod;
+use crate::labels;
 use crate::model::{OwnerKind, Pod, Timestamp};
 
 fn itype(name: &str, cpu_m: i64, price: f64) -> InstanceType {
