@@ -162,7 +162,7 @@ pub async fn admit<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         match (kind, resp.allowed) {
             (Some(kind), true) if req.operation != "DELETE" => {
                 // Boxed: admission runs inside every API call's future in the simulated cluster.
-                Box::pin(classes::changed(ctx, disruption, kind, req)).await;
+                Box::pin(classes::changed(ctx, queue, disruption, kind, req)).await;
             }
             (_, false) => ctx.log.info(
                 WEBHOOK,
