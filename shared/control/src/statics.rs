@@ -23,14 +23,27 @@ use crate::view::View;
 /// The `reason` static provisioning counts its NodeClaims under.
 const PROVISIONED: &str = "provisioned";
 
-fn static_plan<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, view: &View) -> StaticPlan {
+/// The plan, or `None` without the gate or without a static pool (no conversion is spent on
+/// the passes of clusters that have none).
+fn static_plan<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    view: &View,
+) -> Option<StaticPlan> {
+    let any = view
+        .snap
+        .node_pools
+        .iter()
+        .any(|p| p.spec.replicas.is_some());
+    if !ctx.settings.static_capacity || !any {
+        return None;
+    }
     let conv = view.convert(ctx);
     let opts = Options {
         max_instance_types: ctx.settings.max_instance_types,
         min_values_policy: ctx.settings.min_values_policy,
         ..Options::default()
     };
-    plan(&conv.snapshot, &opts)
+    Some(plan(&conv.snapshot, &opts))
 }
 
 /// Creates and launches the NodeClaims static pools are short of; returns how many
@@ -40,10 +53,9 @@ pub async fn scale_up<C: Cluster, K: Cloud, P: Publisher>(
     view: &View,
     report: &mut ProvisionReport,
 ) -> usize {
-    if !ctx.settings.static_capacity {
+    let Some(p) = static_plan(ctx, view) else {
         return 0;
-    }
-    let p = static_plan(ctx, view);
+    };
     for a in &p.at_limit {
         ctx.log.info(
             STATIC_PROVISIONING,
@@ -82,10 +94,9 @@ pub async fn scale_down<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     termination: &Q,
     view: &View,
 ) -> Result<Vec<String>, ControlError> {
-    if !ctx.settings.static_capacity {
+    let Some(p) = static_plan(ctx, view) else {
         return Ok(Vec::new());
-    }
-    let p = static_plan(ctx, view);
+    };
     let mut deleted = Vec::new();
     for r in &p.removals {
         ctx.log.info(

@@ -136,34 +136,29 @@ fn launch(
             pc.name()
         ));
     };
-    let off = best
-        .cheapest(&slot.reqs)
-        .ok_or_else(|| "no offering".to_string())?;
-    narrow_to_options(&mut reqs, &types, &slot.reqs);
+    let mut l = options_launch(pc, best, &types, reqs, &slot.reqs, relaxed)?;
     let mut requests = used.plus(&best.ds);
     requests.floor_zero();
-    Ok(Launch {
-        node_claim: String::new(),
-        node_pool: pc.name().to_string(),
-        instance_type: best.it.name.clone(),
-        capacity_type: off.capacity_type,
-        zone: off.zone.clone(),
-        price: off.price,
-        instance_type_options: types.iter().map(|t| t.it.name.clone()).collect(),
-        requirements: reqs.to_selectors(),
-        pods: slot.pods.iter().map(|&i| run.pods[i].pod.key()).collect(),
-        requests: ix.resources(&requests).to_strings(),
-        min_values_relaxed: relaxed,
-    })
+    l.pods = slot.pods.iter().map(|&i| run.pods[i].pod.key()).collect();
+    l.requests = ix.resources(&requests).to_strings();
+    Ok(l)
 }
 
-/// A new claim's requirements: no pool key, its instance types `types`, and the capacity
-/// types of their offerings that `allowed` permits.
-pub(crate) fn narrow_to_options(
-    reqs: &mut Requirements,
+/// An unnamed launch of pool `pc` offering `types` (cheapest first, `best` among them) at
+/// `best`'s cheapest offering `allowed` permits, with no pods or requests yet: its
+/// requirements are `reqs` without the pool key, narrowed to the options' instance types and
+/// capacity types.
+pub(crate) fn options_launch(
+    pc: &PoolCtx<'_>,
+    best: &TypeCtx<'_>,
     types: &[&TypeCtx<'_>],
+    mut reqs: Requirements,
     allowed: &Requirements,
-) {
+    relaxed: bool,
+) -> Result<Launch, String> {
+    let off = best
+        .cheapest(allowed)
+        .ok_or_else(|| format!("nodepool {:?}: no offering", pc.name()))?;
     reqs.remove(labels::NODEPOOL);
     reqs.add(
         labels::INSTANCE_TYPE,
@@ -179,6 +174,19 @@ pub(crate) fn narrow_to_options(
         })
         .collect();
     reqs.add(labels::CAPACITY_TYPE, Requirement::is_in(cts));
+    Ok(Launch {
+        node_claim: String::new(),
+        node_pool: pc.name().to_string(),
+        instance_type: best.it.name.clone(),
+        capacity_type: off.capacity_type,
+        zone: off.zone.clone(),
+        price: off.price,
+        instance_type_options: types.iter().map(|t| t.it.name.clone()).collect(),
+        requirements: reqs.to_selectors(),
+        pods: Vec::new(),
+        requests: std::collections::BTreeMap::new(),
+        min_values_relaxed: relaxed,
+    })
 }
 
 /// `MIN_VALUES_POLICY=BestEffort`: lowers every `minValues` the options do not reach to the

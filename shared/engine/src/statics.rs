@@ -14,13 +14,11 @@
 //! Static pools launch nothing for pending pods (see `open`), are never consolidated, and
 //! their drifted nodes are replaced one for one (see `disruption::methods::drift`).
 
-use std::collections::BTreeMap;
-
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use crate::disruption::pods::{do_not_disrupt, eviction_cost, is_daemon};
-use crate::finalize::{name, narrow_to_options, relax_min_values};
+use crate::finalize::{name, options_launch, relax_min_values};
 use crate::model::{MinValuesPolicy, NodeClaim, NodePool, Options, Snapshot};
 use crate::open::min_values_satisfied;
 use crate::plan::Launch;
@@ -68,8 +66,7 @@ pub fn plan(snap: &Snapshot, opts: &Options) -> StaticPlan {
             .iter()
             .filter(|c| c.node_pool == pc.np.name)
             .collect();
-        let live = claims.iter().filter(|c| !c.deleting).count() as i64;
-        let total = claims.len() as i64;
+        let (live, total) = counts(snap, &pc.np.name);
         if total < replicas && pc.np.active() {
             up(pc, opts, replicas, total, &mut taken, &mut out);
         } else if live > replicas {
@@ -85,6 +82,13 @@ pub fn plan(snap: &Snapshot, opts: &Options) -> StaticPlan {
         }
     }
     out
+}
+
+/// A pool's NodeClaims: those not being deleted, and all of them.
+pub(crate) fn counts(snap: &Snapshot, pool: &str) -> (i64, i64) {
+    let mine = snap.node_claims.iter().filter(|c| c.node_pool == pool);
+    let live = mine.clone().filter(|c| !c.deleting).count() as i64;
+    (live, mine.count() as i64)
 }
 
 fn up(
@@ -142,23 +146,9 @@ pub(crate) fn template_launch(
     let best = types
         .first()
         .ok_or_else(|| format!("nodepool {:?}: no instance type is offered", pc.name()))?;
-    let off = best
-        .cheapest(&pc.reqs)
-        .ok_or_else(|| format!("nodepool {:?}: no offering", pc.name()))?;
-    narrow_to_options(&mut reqs, &types, &pc.reqs);
-    Ok(Launch {
-        node_claim: name(pc.name(), opts.seed, taken),
-        node_pool: pc.name().to_string(),
-        instance_type: best.it.name.clone(),
-        capacity_type: off.capacity_type,
-        zone: off.zone.clone(),
-        price: off.price,
-        instance_type_options: types.iter().map(|t| t.it.name.clone()).collect(),
-        requirements: reqs.to_selectors(),
-        pods: Vec::new(),
-        requests: BTreeMap::new(),
-        min_values_relaxed: relaxed,
-    })
+    let mut l = options_launch(pc, best, &types, reqs, &pc.reqs, relaxed)?;
+    l.node_claim = name(pc.name(), opts.seed, taken);
+    Ok(l)
 }
 
 /// `karpenter.sh/deprovisioning-priority` (0 when absent or not a number).

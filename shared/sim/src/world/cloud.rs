@@ -14,11 +14,11 @@ use kerf_api::v1::EC2NodeClass;
 use kerf_catalog::unavailable::OfferingKey;
 use kerf_catalog::{CapacityType, Catalog};
 use kerf_control::ports::cloud::{NodeTaint, provider_id};
-
-use super::kubelet::dns_name;
 use kerf_control::ports::{
     Clock, CloudError, HealthCategory, Instance, LaunchOption, LaunchRequest, Launched, Unhealthy,
 };
+
+use super::kubelet::dns_name;
 
 /// One simulated instance and what it was launched with.
 #[derive(Debug, Clone)]

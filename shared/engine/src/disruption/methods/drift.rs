@@ -87,12 +87,7 @@ fn static_replacement(pass: &Pass<'_>, i: usize) -> Result<Launch, Block> {
             format!("static NodePool {} {why}", pool.name),
         )
     };
-    let live = pass
-        .snap
-        .node_claims
-        .iter()
-        .filter(|c| c.node_pool == pool.name && !c.deleting)
-        .count() as i64;
+    let (live, _) = crate::statics::counts(pass.snap, &pool.name);
     if live > pool.replicas.unwrap_or_default() {
         return Err(static_block("is scaling down to its replicas"));
     }
