@@ -237,3 +237,37 @@ async fn orphan_instances_and_claims_without_instances_are_collected(on) {
     );
 }
 }
+
+/// A launch template no launch has used for an hour is deleted by the sweep; one in use is
+/// kept; the next launch makes it again.
+#[tokio::test]
+async fn launch_templates_unused_for_an_hour_are_deleted_and_made_again_when_needed() {
+    let mut w = getting_started_with(coarse()).await.unwrap();
+    w.apply(&inflate(5)).await.unwrap();
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 5))
+            .await
+            .unwrap()
+    );
+    let made = w.cloud.templates();
+    assert_eq!(made.len(), 1, "one class, one AMI: {made:?}");
+    // Used 40 minutes ago: kept.
+    w.run_for(SignedDuration::from_mins(40)).await.unwrap();
+    assert_eq!(w.cloud.templates(), made);
+    assert!(w.logs.with_message("deleted launch template").is_empty());
+    // Unused for over an hour: deleted, and logged with its name.
+    w.run_for(SignedDuration::from_mins(25)).await.unwrap();
+    assert!(w.cloud.templates().is_empty());
+    let deleted = w.logs.with_message("deleted launch template");
+    assert_eq!(deleted.len(), 1, "{deleted:?}");
+    assert_eq!(deleted[0]["name"], made[0].as_str());
+    assert_eq!(deleted[0]["controller"], "launchtemplate.garbagecollection");
+    // A new launch makes it again.
+    w.apply(&inflate(15)).await.unwrap();
+    assert!(
+        w.run_until(SignedDuration::from_mins(3), |c| all_running(c, 15))
+            .await
+            .unwrap()
+    );
+    assert_eq!(w.cloud.templates(), made);
+}

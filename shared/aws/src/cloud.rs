@@ -369,8 +369,9 @@ impl Cloud for Ec2Cloud {
         let resolved = self.resolved(&req.node_class).await?;
         let catalog = self.class_catalog(&req.node_class).await?;
         let (options, specs) = self.templates(&cluster, req, &resolved, &catalog)?;
+        let now = Timestamp::now();
         for s in &specs {
-            launch_template::ensure(&self.clients.ec2, s).await?;
+            launch_template::ensure(&self.clients.ec2, s, now).await?;
         }
         let fleet_req = fleet::LaunchRequest {
             cluster: self.settings.cluster.clone(),
@@ -384,7 +385,7 @@ impl Cloud for Ec2Cloud {
             tags: req.node_class.spec.tags.clone(),
             prioritized: req.prioritized,
         };
-        let l = launch::launch_ensuring(&self.clients.ec2, &fleet_req, &specs).await?;
+        let l = launch::launch_ensuring(&self.clients.ec2, &fleet_req, &specs, now).await?;
         let image_id = catalog
             .instance_types
             .iter()
@@ -427,5 +428,10 @@ impl Cloud for Ec2Cloud {
 
     async fn unhealthy(&self) -> Result<Vec<ports::Unhealthy>, CloudError> {
         Ok(crate::health::unhealthy(&self.clients.ec2).await?)
+    }
+
+    async fn delete_unused_templates(&self, now: Timestamp) -> Result<Vec<String>, CloudError> {
+        let (cluster, since) = (&self.settings.cluster, now - ports::TEMPLATE_UNUSED_FOR);
+        Ok(launch_template::delete_unused(&self.clients.ec2, cluster, since).await?)
     }
 }

@@ -35,17 +35,20 @@ impl Attempt {
 
 /// Launches (or re-finds) the instance of `req.nodeclaim_name`.
 pub async fn launch(ec2: &aws_sdk_ec2::Client, req: &LaunchRequest) -> Result<Launched, AwsError> {
-    attempt(ec2, req, &[]).await.result
+    // No template to re-ensure, so no use to record: the time is never read.
+    attempt(ec2, req, &[], Timestamp::UNIX_EPOCH).await.result
 }
 
 /// [`launch`]; if CreateFleet says a launch template does not exist (deleted by cleanup or
-/// by hand since it was ensured), re-ensures `templates` and tries once more, as Karpenter does.
+/// by hand since it was ensured), re-ensures `templates` (their use recorded at `now`) and
+/// tries once more, as Karpenter does.
 pub async fn launch_ensuring(
     ec2: &aws_sdk_ec2::Client,
     req: &LaunchRequest,
     templates: &[LaunchTemplateSpec],
+    now: Timestamp,
 ) -> Result<Launched, AwsError> {
-    attempt(ec2, req, templates).await.result
+    attempt(ec2, req, templates, now).await.result
 }
 
 /// [`launch`], then writes the offerings that failed for capacity (and the subnets out of
@@ -68,7 +71,7 @@ pub async fn launch_recording_ensuring<S: UnavailableOfferingsStore>(
     templates: &[LaunchTemplateSpec],
     now: Timestamp,
 ) -> Result<Launched, AwsError> {
-    let a = attempt(ec2, req, templates).await;
+    let a = attempt(ec2, req, templates, now).await;
     let marks = marks_of(&a, now);
     if !marks.is_empty()
         && let Err(e) = store.record(&marks, now).await
@@ -96,6 +99,7 @@ async fn attempt(
     ec2: &aws_sdk_ec2::Client,
     req: &LaunchRequest,
     templates: &[LaunchTemplateSpec],
+    now: Timestamp,
 ) -> Attempt {
     match instances::find_by_nodeclaim(ec2, &req.cluster, &req.nodeclaim_name).await {
         Ok(Some(i)) => {
@@ -121,7 +125,7 @@ async fn attempt(
     }
     tracing::info!(nodeclaim = %req.nodeclaim_name, "launch template missing; re-creating it");
     for spec in templates {
-        if let Err(e) = launch_template::ensure(ec2, spec).await {
+        if let Err(e) = launch_template::ensure(ec2, spec, now).await {
             return Attempt::failed(e);
         }
     }

@@ -1,8 +1,16 @@
 //! Launch templates: one per distinct resolved parameter set (AMI, security groups, user data,
 //! block devices, metadata options, instance profile, tags), named by a stable hash of that
-//! set, reused when present, and deleted once no launch needs them.
+//! set, reused when present, and deleted once no launch has used them for a while.
+//!
+//! A serverless launcher has no cache whose eviction could say a template went out of use, so
+//! the use is written on the template: every launch that finds its template's
+//! [`LAST_USED_TAG`] older than [`TOUCH_AFTER`] moves it to now, and the sweep deletes the
+//! cluster's templates whose last use (or creation) is older than the port's
+//! `TEMPLATE_UNUSED_FOR`. The touch is far more frequent than the deletion, so a template in
+//! use is never deleted; one deleted just before a launch is re-created by that launch (EC2's
+//! not-found answer is retried once).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use aws_sdk_ec2::types::{
     LaunchTemplateBlockDeviceMappingRequest, LaunchTemplateEbsBlockDeviceRequest,
@@ -12,7 +20,7 @@ use aws_sdk_ec2::types::{
     TagSpecification, VolumeType,
 };
 use base64::Engine;
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 use kerf_catalog::AmiFamily;
 use serde::Serialize;
 
@@ -20,6 +28,17 @@ use crate::error::{AwsError, from_sdk};
 
 /// Every launch template Kerf creates is named `<prefix><hash>`.
 pub const NAME_PREFIX: &str = "kerf.k8s.aws/";
+
+pub use kerf_labels::aws::LAST_USED_TAG;
+
+/// A launch moves its template's last use to now once the tag is this old.
+pub const TOUCH_AFTER: SignedDuration = SignedDuration::from_mins(10);
+
+// A template in use always has a last use far younger than the age at which one is deleted.
+const _: () = assert!(
+    TOUCH_AFTER.as_secs() * 6 <= kerf_control::ports::TEMPLATE_UNUSED_FOR.as_secs(),
+    "launch templates are touched far more often than they are deleted"
+);
 
 /// One EBS block device mapping.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -130,6 +149,19 @@ pub struct LaunchTemplateRef {
     pub id: String,
     pub name: String,
     pub created_at: Option<Timestamp>,
+    /// The [`LAST_USED_TAG`]'s time, when the template has a readable one.
+    pub last_used: Option<Timestamp>,
+}
+
+impl LaunchTemplateRef {
+    /// When a launch last used the template, as far as EC2 says: its last-use tag, or its
+    /// creation.
+    pub fn used_at(&self) -> Option<Timestamp> {
+        match (self.last_used, self.created_at) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 fn tags_of(tags: &BTreeMap<String, String>) -> Vec<Tag> {
@@ -210,21 +242,56 @@ fn to_ref(lt: &aws_sdk_ec2::types::LaunchTemplate) -> Option<LaunchTemplateRef> 
         created_at: lt
             .create_time()
             .and_then(|t| Timestamp::from_second(t.secs()).ok()),
+        last_used: lt
+            .tags()
+            .iter()
+            .find(|t| t.key() == Some(LAST_USED_TAG))
+            .and_then(|t| t.value()?.parse().ok()),
     })
 }
 
-/// Returns the template for `spec`, creating it when missing (idempotent under races).
+/// Moves the template's last use to `now` when it is [`TOUCH_AFTER`] old. A failed touch only
+/// logs: the launch goes on, and the template is at worst re-created after a deletion.
+async fn touch(ec2: &aws_sdk_ec2::Client, lt: &LaunchTemplateRef, now: Timestamp) {
+    if lt
+        .used_at()
+        .is_some_and(|t| now.duration_since(t) < TOUCH_AFTER)
+    {
+        return;
+    }
+    let tag = Tag::builder()
+        .key(LAST_USED_TAG)
+        .value(now.to_string())
+        .build();
+    let sent = ec2.create_tags().resources(&lt.id).tags(tag).send().await;
+    if let Err(e) = sent {
+        let e = from_sdk("CreateTags", e);
+        tracing::warn!(template = %lt.name, error = %e, "could not record the launch template's use");
+    }
+}
+
+/// Returns the template for `spec`, creating it when missing (idempotent under races), and
+/// records its use at `now`.
 pub async fn ensure(
     ec2: &aws_sdk_ec2::Client,
     spec: &LaunchTemplateSpec,
+    now: Timestamp,
 ) -> Result<LaunchTemplateRef, AwsError> {
     let name = spec.name();
     if let Some(found) = find(ec2, &name).await? {
+        touch(ec2, &found, now).await;
         return Ok(found);
     }
+    let mut tags = tags_of(&spec.tags);
+    tags.push(
+        Tag::builder()
+            .key(LAST_USED_TAG)
+            .value(now.to_string())
+            .build(),
+    );
     let tags = TagSpecification::builder()
         .resource_type(ResourceType::LaunchTemplate)
-        .set_tags(Some(tags_of(&spec.tags)))
+        .set_tags(Some(tags))
         .build();
     let created = ec2
         .create_launch_template()
@@ -243,6 +310,7 @@ pub async fn ensure(
             if is_already_exists(&err)
                 && let Some(found) = find(ec2, &name).await?
             {
+                touch(ec2, &found, now).await;
                 return Ok(found);
             }
             Err(err)
@@ -278,18 +346,16 @@ pub async fn list(
     Ok(out)
 }
 
-/// Deletes the cluster's templates not in `keep` and created before `created_before` (a grace
-/// period protects templates another invocation just made). Returns the deleted names.
+/// Deletes the cluster's templates no launch has used since `unused_since`. Returns the
+/// deleted names.
 pub async fn delete_unused(
     ec2: &aws_sdk_ec2::Client,
     cluster: &str,
-    keep: &BTreeSet<String>,
-    created_before: Timestamp,
+    unused_since: Timestamp,
 ) -> Result<Vec<String>, AwsError> {
     let mut deleted = Vec::new();
     for lt in list(ec2, cluster).await? {
-        let old = lt.created_at.is_none_or(|t| t < created_before);
-        if keep.contains(&lt.name) || !old {
+        if lt.used_at().is_some_and(|t| t >= unused_since) {
             continue;
         }
         match ec2

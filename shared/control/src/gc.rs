@@ -5,7 +5,9 @@
 //! - a launched NodeClaim whose instance no longer exists is deleted (with its Node), unless
 //!   that Node is still Ready (a live kubelet means the instance exists);
 //! - a NodeClaim being deleted that has nothing to drain (no Node, or a Node without pods
-//!   other than DaemonSet and mirror pods) is finalized.
+//!   other than DaemonSet and mirror pods) is finalized;
+//! - launch templates no launch has used for an hour are deleted (Karpenter deletes them when
+//!   its in-memory cache lets them go; a serverless sweep reads their last use from EC2).
 
 use std::collections::BTreeSet;
 
@@ -18,7 +20,10 @@ use crate::claim;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::finalize;
-use crate::log::{controllers::GARBAGE_COLLECTION, controllers::INSTANCE_GARBAGE_COLLECTION, obj};
+use crate::log::controllers::{
+    GARBAGE_COLLECTION, INSTANCE_GARBAGE_COLLECTION, LAUNCH_TEMPLATE_GARBAGE_COLLECTION,
+};
+use crate::log::obj;
 use crate::names::{TERMINATION_FINALIZER, conditions};
 use crate::ports::{Cloud, Cluster, Instance, Publisher, Target};
 use crate::register::node_provider_id;
@@ -29,6 +34,7 @@ use crate::view::View;
 pub struct Collected {
     pub instances: Vec<String>,
     pub node_claims: Vec<String>,
+    pub launch_templates: Vec<String>,
 }
 
 /// Instances no NodeClaim accounts for, older than the grace period at `now`.
@@ -188,7 +194,36 @@ pub async fn collect<C: Cluster, K: Cloud, P: Publisher>(
             out.node_claims.push(claim::name(c).to_string());
         }
     }
+    out.launch_templates = templates(ctx, now).await;
     Ok(out)
+}
+
+/// Deletes the launch templates no launch has used for a while. A failure is logged and left
+/// to the next sweep: a template kept too long costs nothing but clutter.
+async fn templates<C: Cluster, K: Cloud, P: Publisher>(
+    ctx: &Ctx<C, K, P>,
+    now: Timestamp,
+) -> Vec<String> {
+    match ctx.cloud.delete_unused_templates(now).await {
+        Ok(names) => {
+            for name in &names {
+                ctx.log.info(
+                    LAUNCH_TEMPLATE_GARBAGE_COLLECTION,
+                    "deleted launch template",
+                    json!({"name": name}),
+                );
+            }
+            names
+        }
+        Err(e) => {
+            ctx.log.warn(
+                LAUNCH_TEMPLATE_GARBAGE_COLLECTION,
+                "could not delete unused launch templates",
+                json!({"error": e.to_string()}),
+            );
+            Vec::new()
+        }
+    }
 }
 
 async fn remove_finalizer<C: Cluster, K: Cloud, P: Publisher>(

@@ -187,6 +187,7 @@ pub mod controllers {
     pub const HEALTH: &str = "node.health";
     pub const STATIC_PROVISIONING: &str = "provisioning.static";
     pub const STATIC_DEPROVISIONING: &str = "static.deprovisioning";
+    pub const LAUNCH_TEMPLATE_GARBAGE_COLLECTION: &str = "launchtemplate.garbagecollection";
 }
 
 /// `{"name": name}`, the way Karpenter logs object references.

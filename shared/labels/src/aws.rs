@@ -16,6 +16,10 @@ pub fn cluster_tag(cluster: &str) -> String {
     format!("kubernetes.io/cluster/{cluster}")
 }
 
+/// The EC2 tag on Kerf's launch templates saying when a launch last used one (RFC 3339):
+/// templates unused for long enough are deleted.
+pub const LAST_USED_TAG: &str = "kerf.dev/last-used";
+
 /// EC2 tag naming an instance's NodeClaim (the NodePool tag is `karpenter.sh/nodepool`).
 pub const NODECLAIM_TAG: &str = "karpenter.sh/nodeclaim";
 pub const INSTANCE_CATEGORY: &str = "karpenter.k8s.aws/instance-category";

@@ -2,9 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use aws_sdk_ec2::types::Filter;
 use base64::Engine;
 use kerf_aws::ami::{self, Alias, ImageTerm};
-use kerf_aws::launch_template;
+use kerf_aws::launch_template::{self, LAST_USED_TAG};
 use kerf_aws::network::{self, SelectorTerm};
 use kerf_aws::userdata::{self, ClusterInfo, NodeBootstrap};
 
@@ -200,11 +201,15 @@ async fn launch_templates_are_reused_and_cleaned_up() {
     let user_data = userdata::al2023::user_data(&cluster, &node, Some("#!/bin/bash\necho a"));
     let a = lt_spec(&user_data, vec![sg.clone()]);
     let b = lt_spec("#!/bin/bash\necho b", vec![sg]);
-    let first = launch_template::ensure(&c.ec2, &a).await.unwrap();
-    let again = launch_template::ensure(&c.ec2, &a).await.unwrap();
-    assert_eq!(first, again);
+    let now = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).unwrap();
+    let first = launch_template::ensure(&c.ec2, &a, now).await.unwrap();
+    let again = launch_template::ensure(&c.ec2, &a, now).await.unwrap();
+    assert_eq!(
+        (first.id.clone(), first.last_used),
+        (again.id.clone(), Some(now))
+    );
     assert_eq!(first.name, a.name());
-    let other = launch_template::ensure(&c.ec2, &b).await.unwrap();
+    let other = launch_template::ensure(&c.ec2, &b, now).await.unwrap();
     assert_ne!(other.id, first.id);
     assert_eq!(
         launch_template::list(&c.ec2, CLUSTER).await.unwrap().len(),
@@ -229,25 +234,56 @@ async fn launch_templates_are_reused_and_cleaned_up() {
     .unwrap();
     assert_eq!(ud, user_data);
     assert!(ud.contains("kind\": \"NodeConfig") && ud.contains("karpenter.sh/unregistered"));
-    let keep = BTreeSet::from([a.name()]);
-    let future = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1);
-    let deleted = launch_template::delete_unused(&c.ec2, CLUSTER, &keep, future)
+    // A template made two hours later: unused since half an hour before then, `a` and `b`
+    // go, and it stays.
+    let later = now + jiff::SignedDuration::from_hours(2);
+    let d = lt_spec("#!/bin/bash\necho d", a.security_group_ids.clone());
+    launch_template::ensure(&c.ec2, &d, later).await.unwrap();
+    let since = later - jiff::SignedDuration::from_mins(30);
+    let mut deleted = launch_template::delete_unused(&c.ec2, CLUSTER, since)
         .await
         .unwrap();
-    assert_eq!(deleted, vec![b.name()]);
+    deleted.sort();
+    let mut gone = vec![a.name(), b.name()];
+    gone.sort();
+    assert_eq!(deleted, gone);
     let left = launch_template::list(&c.ec2, CLUSTER).await.unwrap();
     assert_eq!(
         left.iter().map(|l| l.name.clone()).collect::<Vec<_>>(),
-        vec![a.name()]
+        vec![d.name()]
     );
-    // Templates younger than the grace period survive.
+    // Nothing unused since long ago: nothing deleted.
     let past = jiff::Timestamp::UNIX_EPOCH;
     assert!(
-        launch_template::delete_unused(&c.ec2, CLUSTER, &BTreeSet::new(), past)
+        launch_template::delete_unused(&c.ec2, CLUSTER, past)
             .await
             .unwrap()
             .is_empty()
     );
+    // A launch five minutes after `d` was made leaves its last use as it is; one two hours
+    // on moves it to then. (Read with DescribeTags: moto's DescribeLaunchTemplates answers
+    // with the tags a template was created with.)
+    let id = left[0].id.clone();
+    let last_used = || {
+        let ec2 = c.ec2.clone();
+        let id = id.clone();
+        async move {
+            let out = ec2
+                .describe_tags()
+                .filters(Filter::builder().name("resource-id").values(id).build())
+                .filters(Filter::builder().name("key").values(LAST_USED_TAG).build())
+                .send()
+                .await
+                .unwrap();
+            out.tags()[0].value().unwrap().to_string()
+        }
+    };
+    let soon = later + jiff::SignedDuration::from_mins(5);
+    launch_template::ensure(&c.ec2, &d, soon).await.unwrap();
+    assert_eq!(last_used().await, later.to_string());
+    let again = later + jiff::SignedDuration::from_hours(2);
+    launch_template::ensure(&c.ec2, &d, again).await.unwrap();
+    assert_eq!(last_used().await, again.to_string());
 }
 
 #[tokio::test]

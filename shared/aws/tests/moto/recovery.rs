@@ -30,7 +30,10 @@ async fn a_missing_launch_template_is_re_created_and_the_launch_retried_once() {
     let all = network::subnets(&c.ec2, &[discovery_term()]).await.unwrap();
     let subnets = network::zonal_subnets(&all);
     let spec = lt_spec("#!/bin/bash\necho hi", vec![sg]);
-    let name = launch_template::ensure(&c.ec2, &spec).await.unwrap().name;
+    let name = launch_template::ensure(&c.ec2, &spec, jiff::Timestamp::now())
+        .await
+        .unwrap()
+        .name;
     c.ec2
         .delete_launch_template()
         .launch_template_name(&name)
@@ -53,9 +56,14 @@ async fn a_missing_launch_template_is_re_created_and_the_launch_retried_once() {
     // With them, the template is ensured again and the launch retried once.
     proxy.error("CreateFleet", 400, LT_MISSING, 1);
     let req = request("nc-lt-2", CapacityType::OnDemand, opts.clone(), &subnets);
-    let l = launch_ensuring(&c.ec2, &req, std::slice::from_ref(&spec))
-        .await
-        .unwrap();
+    let l = launch_ensuring(
+        &c.ec2,
+        &req,
+        std::slice::from_ref(&spec),
+        jiff::Timestamp::now(),
+    )
+    .await
+    .unwrap();
     assert_eq!((l.instance_type.as_str(), l.reused), ("m5.large", false));
     assert_eq!(proxy.count("CreateFleet"), 3);
     assert!(
@@ -67,9 +75,14 @@ async fn a_missing_launch_template_is_re_created_and_the_launch_retried_once() {
     // Only once: a template that stays missing is an error, not a loop.
     proxy.error("CreateFleet", 400, LT_MISSING, 2);
     let req = request("nc-lt-3", CapacityType::OnDemand, opts, &subnets);
-    let e = launch_ensuring(&c.ec2, &req, std::slice::from_ref(&spec))
-        .await
-        .unwrap_err();
+    let e = launch_ensuring(
+        &c.ec2,
+        &req,
+        std::slice::from_ref(&spec),
+        jiff::Timestamp::now(),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(e, AwsError::NotFound(_)), "{e:?}");
     assert_eq!(proxy.count("CreateFleet"), 5);
 }

@@ -124,7 +124,8 @@ pub async fn launch_setup(c: &Clients) -> (BTreeMap<String, Subnet>, String) {
     let subnets = network::subnets(&c.ec2, &[discovery_term()])
         .await
         .expect("subnets");
-    let lt = launch_template::ensure(&c.ec2, &lt_spec("#!/bin/bash\necho hi", vec![sg]))
+    let spec = lt_spec("#!/bin/bash\necho hi", vec![sg]);
+    let lt = launch_template::ensure(&c.ec2, &spec, jiff::Timestamp::now())
         .await
         .expect("LT");
     (network::zonal_subnets(&subnets), lt.name)

@@ -300,5 +300,6 @@ pub fn summary(r: &PassReport) -> Value {
         "armed": r.armed,
         "collectedInstances": r.collected.instances,
         "collectedNodeClaims": r.collected.node_claims,
+        "collectedLaunchTemplates": r.collected.launch_templates,
     })
 }

@@ -173,6 +173,9 @@ impl CloudError {
     }
 }
 
+/// How long a launch template may go unused before it is deleted ([`Cloud::delete_unused_templates`]).
+pub const TEMPLATE_UNUSED_FOR: jiff::SignedDuration = jiff::SignedDuration::from_hours(1);
+
 /// Instances and instance types.
 pub trait Cloud: Send + Sync {
     /// The instance types a NodePool using `class` may launch, with their offerings and
@@ -204,6 +207,13 @@ pub trait Cloud: Send + Sync {
     /// The account's instances with an impaired instance or system status check (failed
     /// details only) or a scheduled reboot, maintenance, retirement or stop event.
     fn unhealthy(&self) -> impl Future<Output = Result<Vec<Unhealthy>, CloudError>> + Send;
+    /// Deletes the launch templates made for the cluster that no launch has used for
+    /// [`TEMPLATE_UNUSED_FOR`] at `now` (a launch records its template's use, and re-creates
+    /// one deleted under it); returns their names.
+    fn delete_unused_templates(
+        &self,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<Vec<String>, CloudError>> + Send;
 }
 
 impl<T: Cloud> Cloud for Arc<T> {
@@ -230,6 +240,9 @@ impl<T: Cloud> Cloud for Arc<T> {
     }
     async fn unhealthy(&self) -> Result<Vec<Unhealthy>, CloudError> {
         (**self).unhealthy().await
+    }
+    async fn delete_unused_templates(&self, now: Timestamp) -> Result<Vec<String>, CloudError> {
+        (**self).delete_unused_templates(now).await
     }
 }
 

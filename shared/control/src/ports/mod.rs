@@ -15,7 +15,8 @@ pub mod timer;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use cloud::{
-    Cloud, CloudError, HealthCategory, Instance, LaunchOption, LaunchRequest, Launched, Unhealthy,
+    Cloud, CloudError, HealthCategory, Instance, LaunchOption, LaunchRequest, Launched,
+    TEMPLATE_UNUSED_FOR, Unhealthy,
 };
 pub use cluster::{
     Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome,

@@ -96,6 +96,8 @@ struct State {
     health: Vec<Unhealthy>,
     /// Wall-clock time calls of an operation take.
     latency: BTreeMap<&'static str, std::time::Duration>,
+    /// The launch templates, by name, with their last use: one per EC2NodeClass and AMI.
+    templates: BTreeMap<String, Timestamp>,
 }
 
 /// The simulated cloud; clones share it.
@@ -272,6 +274,26 @@ impl SimCloud {
         self.lock().calls.get(op).copied().unwrap_or(0)
     }
 
+    /// The launch templates the cloud holds now.
+    pub fn templates(&self) -> Vec<String> {
+        self.lock().templates.keys().cloned().collect()
+    }
+
+    /// Deletes the templates last used before `since`; returns their names.
+    pub(super) fn delete_templates_unused_since(&self, since: Timestamp) -> Vec<String> {
+        let mut s = self.lock();
+        let old: Vec<String> = s
+            .templates
+            .iter()
+            .filter(|(_, used)| **used < since)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in &old {
+            s.templates.remove(name);
+        }
+        old
+    }
+
     /// Every launch call so far.
     pub fn fleet_calls(&self) -> Vec<FleetCall> {
         self.lock().fleet_calls.clone()
@@ -390,6 +412,9 @@ impl SimCloud {
                 .and_then(|t| t.labels.get(kerf_labels::ARCH))
                 .map(String::as_str)
                 .unwrap_or("amd64");
+            let class = req.node_class.metadata.name.as_deref().unwrap_or_default();
+            s.templates
+                .insert(template_name(class, &self.ami(arch)), now);
             let info = Instance {
                 id: id.clone(),
                 provider_id: provider_id(&o.zone, &id),
@@ -435,6 +460,11 @@ fn flaky_attempts(s: &mut State, op: &str) -> Option<usize> {
         s.injected += 1;
     }
     last
+}
+
+/// The simulated launch template of a class's launches with `ami`.
+fn template_name(class: &str, ami: &str) -> String {
+    format!("kerf.k8s.aws/{class}/{ami}")
 }
 
 fn next_id(s: &mut State) -> String {

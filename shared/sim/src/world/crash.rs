@@ -431,4 +431,10 @@ impl<K: Cloud> Cloud for CrashCloud<K> {
             .run("unhealthy", self.inner.unhealthy(), gone_cloud())
             .await
     }
+    async fn delete_unused_templates(&self, now: Timestamp) -> Result<Vec<String>, CloudError> {
+        let call = self.inner.delete_unused_templates(now);
+        self.switch
+            .run("delete_unused_templates", call, gone_cloud())
+            .await
+    }
 }

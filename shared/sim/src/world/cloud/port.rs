@@ -1,11 +1,14 @@
 //! The simulated EC2 behind Kerf's `Cloud` port: node class status, catalogs, launches,
-//! descriptions, health and terminations, each call counted, delayed and failed as set.
+//! descriptions, health, terminations and launch-template cleanup, each call counted, delayed
+//! and failed as set.
 
 use std::sync::Arc;
 
 use kerf_api::v1::EC2NodeClass;
 use kerf_catalog::Catalog;
-use kerf_control::ports::{Cloud, CloudError, Instance, LaunchRequest, Launched, Unhealthy};
+use kerf_control::ports::{
+    Cloud, CloudError, Instance, LaunchRequest, Launched, TEMPLATE_UNUSED_FOR, Unhealthy,
+};
 
 use super::*;
 
@@ -110,6 +113,11 @@ impl Cloud for SimCloud {
             .filter(|u| running(&u.instance_id))
             .cloned()
             .collect())
+    }
+
+    async fn delete_unused_templates(&self, now: Timestamp) -> Result<Vec<String>, CloudError> {
+        self.enter("DeleteLaunchTemplate").await?;
+        Ok(self.delete_templates_unused_since(now - TEMPLATE_UNUSED_FOR))
     }
 
     async fn terminate(&self, ids: &[String]) -> Result<(), CloudError> {
