@@ -118,6 +118,10 @@ async fn a_deleted_nodeclaim_is_drained_respecting_its_pdb_then_terminated(on) {
         .find(|i| i.info.id == instance)
         .unwrap();
     assert_eq!(old.info.state, "terminated");
+    // The drained node's five pods got one replacement, launched for all of them while the
+    // drain went on one pod at a time, not one launch per evicted pod.
+    let launched = w.cloud.instances().len();
+    assert_eq!(launched, 2, "one replacement for the drained node's pods");
     assert_eq!(w.logs.with_message("tainted node").len(), 1);
     assert_eq!(w.logs.with_message("deleted node").len(), 1);
     assert_eq!(w.logs.with_message("deleted nodeclaim").len(), 1);

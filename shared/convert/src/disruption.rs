@@ -190,7 +190,22 @@ pub fn pdb(b: &policy::PodDisruptionBudget) -> Result<Pdb, FieldError> {
             .unwrap_or(0),
         unhealthy_always_allow: spec.unhealthy_pod_eviction_policy.as_deref()
             == Some("AlwaysAllow"),
+        blocks_all: blocks_all(&spec),
     })
+}
+
+/// `maxUnavailable: 0` or `0%`, or `minAvailable: 100%`, as Karpenter reads a budget that
+/// never lets a pod go.
+fn blocks_all(spec: &policy::PodDisruptionBudgetSpec) -> bool {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    let none_unavailable = match &spec.max_unavailable {
+        Some(IntOrString::Int(0)) => true,
+        Some(IntOrString::String(s)) => s.trim() == "0%",
+        _ => false,
+    };
+    let all_available =
+        matches!(&spec.min_available, Some(IntOrString::String(s)) if s.trim() == "100%");
+    none_unavailable || all_available
 }
 
 /// An EC2NodeClass as drift reads it: Kerf's hash and the AMIs, subnets and security
@@ -245,4 +260,45 @@ fn ami(a: &karpenter::ec2nodeclass_status::Ami, f: &str) -> Result<Ami, FieldErr
         id: a.id.clone(),
         requirements,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+    use super::*;
+
+    fn budget(max: Option<IntOrString>, min: Option<IntOrString>) -> policy::PodDisruptionBudget {
+        policy::PodDisruptionBudget {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some("b".into()),
+                ..Default::default()
+            },
+            spec: Some(policy::PodDisruptionBudgetSpec {
+                max_unavailable: max,
+                min_available: min,
+                ..Default::default()
+            }),
+            status: None,
+        }
+    }
+
+    #[test]
+    fn a_budget_blocks_all_only_at_zero_unavailable_or_all_available() {
+        use IntOrString::{Int, String as Str};
+        let cases = [
+            (Some(Int(0)), None, true),
+            (Some(Str("0%".into())), None, true),
+            (None, Some(Str("100%".into())), true),
+            (Some(Int(1)), None, false),
+            (Some(Str("10%".into())), None, false),
+            (None, Some(Int(3)), false),
+            (None, Some(Str("99%".into())), false),
+            (None, None, false),
+        ];
+        for (max, min, blocks) in cases {
+            let b = budget(max.clone(), min.clone());
+            assert_eq!(pdb(&b).unwrap().blocks_all, blocks, "{max:?} {min:?}");
+        }
+    }
 }

@@ -28,6 +28,7 @@ mod finalize;
 mod fit;
 #[cfg(test)]
 mod fixtures;
+mod leaving;
 mod lpfit;
 mod open;
 mod pools;
@@ -64,9 +65,20 @@ pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
 }
 
 /// [`provision`] naming new NodeClaims apart from `taken`.
+/// The pods of nodes being deleted are placed too ([`leaving`]).
 pub(crate) fn provision_with(snap: &Snapshot, opts: &Options, taken: &FxHashSet<String>) -> Plan {
     let prep = Prepared::new(snap);
-    plan_prepared(snap, &prep, &[], Overlay::default(), opts, taken)
+    let leaving = leaving::Leaving::of(snap);
+    let overlay = if leaving.nodes.is_empty() {
+        Overlay::default()
+    } else {
+        Overlay {
+            gone: Some(&leaving.nodes),
+            moved: Some(&leaving.moved),
+            cached: None,
+        }
+    };
+    plan_prepared(snap, &prep, &leaving.pods, overlay, opts, taken)
 }
 
 /// What every scheduling run over one snapshot shares: the resource index, the pools ready

@@ -28,6 +28,7 @@ fn pdb(allowed: i32, always_allow: bool) -> Pdb {
         }),
         disruptions_allowed: allowed,
         unhealthy_always_allow: always_allow,
+        blocks_all: false,
     }
 }
 

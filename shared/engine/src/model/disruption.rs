@@ -146,6 +146,9 @@ pub struct Pdb {
     pub disruptions_allowed: i32,
     /// `unhealthyPodEvictionPolicy: AlwaysAllow`: pods that are not Ready are never blocked.
     pub unhealthy_always_allow: bool,
+    /// `maxUnavailable: 0` (or `0%`), or `minAvailable: 100%`: the budget never allows an
+    /// eviction, whatever its pods' state.
+    pub blocks_all: bool,
 }
 
 /// An AMI a node class currently selects and the instance types it serves.

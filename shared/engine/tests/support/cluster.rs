@@ -484,6 +484,7 @@ impl ClusterGen {
                 selector: selector("app", &format!("a{i}")),
                 disruptions_allowed: allowed,
                 unhealthy_always_allow: false,
+                blocks_all: false,
             });
         }
         if self.web_pdb {
@@ -493,6 +494,7 @@ impl ClusterGen {
                 selector: selector("tier", "web"),
                 disruptions_allowed: 5,
                 unhealthy_always_allow: false,
+                blocks_all: false,
             });
         }
         snap.node_pools = pools;
