@@ -23,7 +23,7 @@ use crate::error::AwsError;
 use crate::fleet::{self, LaunchOption};
 use crate::instances;
 use crate::launch;
-use crate::launch_template::{self, LaunchTemplateSpec};
+use crate::launch_template::{self, LaunchTemplateSpec, PrimaryInterface};
 use crate::nodeclass::{self, Resolved};
 use crate::price_book::PriceBook;
 use crate::userdata::{self, NodeBootstrap};
@@ -280,6 +280,10 @@ impl Ec2Cloud {
                 metadata: resolved.metadata.clone(),
                 instance_profile: resolved.instance_profile.clone(),
                 tags: tags.clone(),
+                network: PrimaryInterface {
+                    ipv6: cluster.info.is_ipv6(),
+                    ..resolved.network.clone()
+                },
             };
             let name = spec.name();
             if !specs.iter().any(|s| s.name() == name) {

@@ -16,8 +16,9 @@ use aws_sdk_ec2::types::{
     LaunchTemplateBlockDeviceMappingRequest, LaunchTemplateEbsBlockDeviceRequest,
     LaunchTemplateHttpTokensState, LaunchTemplateIamInstanceProfileSpecificationRequest,
     LaunchTemplateInstanceMetadataEndpointState, LaunchTemplateInstanceMetadataOptionsRequest,
-    LaunchTemplateInstanceMetadataProtocolIpv6, RequestLaunchTemplateData, ResourceType, Tag,
-    TagSpecification, VolumeType,
+    LaunchTemplateInstanceMetadataProtocolIpv6,
+    LaunchTemplateInstanceNetworkInterfaceSpecificationRequest, RequestLaunchTemplateData,
+    ResourceType, Tag, TagSpecification, VolumeType,
 };
 use base64::Engine;
 use jiff::{SignedDuration, Timestamp};
@@ -115,6 +116,45 @@ impl Default for MetadataOptions {
     }
 }
 
+/// The primary network interface's options (`associatePublicIPAddress`, `ipPrefixCount`,
+/// and the cluster's IP family). With none set the template names its security groups at the
+/// top level and EC2 makes the default interface; otherwise it describes interface 0 with
+/// them, as Karpenter's templates do.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PrimaryInterface {
+    pub associate_public_ip: Option<bool>,
+    /// Prefixes per interface: IPv4 ones, or IPv6 ones on an IPv6 cluster.
+    pub prefix_count: Option<i32>,
+    /// An IPv6 cluster: the interface gets a primary IPv6 address.
+    pub ipv6: bool,
+}
+
+impl PrimaryInterface {
+    fn is_default(&self) -> bool {
+        *self == PrimaryInterface::default()
+    }
+
+    fn request(
+        &self,
+        groups: &[String],
+    ) -> LaunchTemplateInstanceNetworkInterfaceSpecificationRequest {
+        let (v4, v6) = if self.ipv6 {
+            (None, self.prefix_count)
+        } else {
+            (self.prefix_count, None)
+        };
+        LaunchTemplateInstanceNetworkInterfaceSpecificationRequest::builder()
+            .device_index(0)
+            .set_groups(Some(groups.to_vec()))
+            .set_associate_public_ip_address(self.associate_public_ip)
+            .set_ipv4_prefix_count(v4)
+            .set_ipv6_prefix_count(v6)
+            .set_primary_ipv6(self.ipv6.then_some(true))
+            .set_ipv6_address_count(self.ipv6.then_some(1))
+            .build()
+    }
+}
+
 /// The resolved parameters of one launch template.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LaunchTemplateSpec {
@@ -127,6 +167,9 @@ pub struct LaunchTemplateSpec {
     pub instance_profile: Option<String>,
     /// Tags on the template (and the cluster ownership tag used for cleanup).
     pub tags: BTreeMap<String, String>,
+    /// Left out of the name's hash when default, so templates made before it keep their names.
+    #[serde(skip_serializing_if = "PrimaryInterface::is_default")]
+    pub network: PrimaryInterface,
 }
 
 impl LaunchTemplateSpec {
@@ -206,10 +249,19 @@ fn template_data(spec: &LaunchTemplateSpec) -> RequestLaunchTemplateData {
             .name(p)
             .build()
     });
+    let (groups, interfaces) = if spec.network.is_default() {
+        (Some(spec.security_group_ids.clone()), None)
+    } else {
+        (
+            None,
+            Some(vec![spec.network.request(&spec.security_group_ids)]),
+        )
+    };
     RequestLaunchTemplateData::builder()
         .image_id(&spec.image_id)
         .user_data(user_data)
-        .set_security_group_ids(Some(spec.security_group_ids.clone()))
+        .set_security_group_ids(groups)
+        .set_network_interfaces(interfaces)
         .set_block_device_mappings(Some(spec.block_devices.iter().map(block_device).collect()))
         .metadata_options(metadata(&spec.metadata))
         .set_iam_instance_profile(profile)
@@ -387,6 +439,7 @@ mod tests {
             metadata: MetadataOptions::default(),
             instance_profile: Some("profile".into()),
             tags: BTreeMap::from([("kubernetes.io/cluster/demo".into(), "owned".into())]),
+            network: PrimaryInterface::default(),
         }
     }
 

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::ami::{self, Alias, ImageTerm, ResolvedAmi};
 use crate::error::AwsError;
-use crate::launch_template::{BlockDevice, MetadataOptions};
+use crate::launch_template::{BlockDevice, MetadataOptions, PrimaryInterface};
 use crate::network::{self, SelectorTerm, Subnet};
 
 /// A node class, resolved.
@@ -34,6 +34,8 @@ pub struct Resolved {
     pub family: AmiFamily,
     /// `instanceStorePolicy: RAID0`.
     pub raid0: bool,
+    /// `associatePublicIPAddress` and `ipPrefixCount` (the IP family is the cluster's).
+    pub network: PrimaryInterface,
 }
 
 fn terms<T>(v: &[T], f: impl Fn(&T) -> SelectorTerm) -> Vec<SelectorTerm> {
@@ -158,6 +160,11 @@ pub async fn resolve(
         user_data: c.spec.user_data.clone(),
         family: settings.ami_family,
         raid0: settings.instance_store_policy == Some(InstanceStorePolicy::RAID0),
+        network: PrimaryInterface {
+            associate_public_ip: c.spec.associate_public_ip_address,
+            prefix_count: c.spec.ip_prefix_count,
+            ipv6: false,
+        },
     })
 }
 

@@ -37,6 +37,15 @@ pub struct ClusterInfo {
     pub service_cidr: Option<String>,
 }
 
+impl ClusterInfo {
+    /// An IPv6 cluster: its service CIDR is an IPv6 one.
+    pub fn is_ipv6(&self) -> bool {
+        self.service_cidr
+            .as_deref()
+            .is_some_and(|c| c.contains(':'))
+    }
+}
+
 /// A node taint.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Taint {

@@ -114,6 +114,7 @@ pub fn lt_spec(user_data: &str, sgs: Vec<String>) -> LaunchTemplateSpec {
         metadata: MetadataOptions::default(),
         instance_profile: Some("KarpenterNodeInstanceProfile".into()),
         tags: cluster_tags(),
+        network: Default::default(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! A launch through the Cloud port writes each AMI family's user data into its launch
 //! template: the node registers with its NodeClaim's labels and taints from its first second,
-//! whatever the webhook does.
+//! whatever the webhook does. The class's network options describe the template's primary
+//! interface.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -66,6 +67,11 @@ fn request(class: Arc<EC2NodeClass>) -> LaunchRequest {
 }
 
 async fn cloud(url: &str) -> (Ec2Cloud, kerf_aws::Clients) {
+    cloud_with(url, "10.100.0.0/16").await
+}
+
+/// [`cloud`] for a cluster whose services are in `service_cidr`.
+async fn cloud_with(url: &str, service_cidr: &str) -> (Ec2Cloud, kerf_aws::Clients) {
     let c = clients(url).await;
     tag_subnets(&c, &["us-west-2a"]).await;
     security_group(&c, "kerf-nodes").await;
@@ -85,7 +91,7 @@ async fn cloud(url: &str) -> (Ec2Cloud, kerf_aws::Clients) {
                 name: CLUSTER.into(),
                 endpoint: "https://example.eks.amazonaws.com".into(),
                 certificate_authority: "Q0E=".into(),
-                service_cidr: Some("10.100.0.0/16".into()),
+                service_cidr: Some(service_cidr.into()),
             },
             version: K8S.into(),
         }),
@@ -218,5 +224,92 @@ async fn bottlerocket_user_data_that_is_not_toml_fails_the_launch_naming_the_fie
             .await
             .unwrap()
             .is_empty()
+    );
+}
+
+/// The primary interface a launch's template describes: (groups, public IP, IPv4 prefixes,
+/// IPv6 prefixes, primary IPv6, IPv6 addresses), and the top-level security groups.
+type Interface = (
+    Vec<String>,
+    Option<bool>,
+    Option<i32>,
+    Option<i32>,
+    Option<bool>,
+    Option<i32>,
+);
+
+async fn interfaces(c: &kerf_aws::Clients) -> (Vec<Interface>, Vec<String>) {
+    let lts = launch_template::list(&c.ec2, CLUSTER).await.unwrap();
+    let out = c
+        .ec2
+        .describe_launch_template_versions()
+        .launch_template_name(&lts[0].name)
+        .send()
+        .await
+        .unwrap();
+    let lt = out.launch_template_versions()[0]
+        .launch_template_data()
+        .unwrap();
+    let nis = lt
+        .network_interfaces()
+        .iter()
+        .map(|n| {
+            assert_eq!(n.device_index(), Some(0));
+            (
+                n.groups().to_vec(),
+                n.associate_public_ip_address(),
+                n.ipv4_prefix_count(),
+                n.ipv6_prefix_count(),
+                n.primary_ipv6(),
+                n.ipv6_address_count(),
+            )
+        })
+        .collect();
+    (nis, lt.security_group_ids().to_vec())
+}
+
+fn with_network(class: Arc<EC2NodeClass>) -> Arc<EC2NodeClass> {
+    let mut c = (*class).clone();
+    c.spec.associate_public_ip_address = Some(false);
+    c.spec.ip_prefix_count = Some(2);
+    Arc::new(c)
+}
+
+#[tokio::test]
+async fn public_ip_and_prefixes_describe_the_primary_interface_by_the_clusters_ip_family() {
+    // No network option: the groups at the top level, EC2's default interface.
+    let (_g, moto) = fresh().await;
+    let (ec2, c) = cloud(&moto.url).await;
+    ec2.launch(&request(class("al2@latest", None)))
+        .await
+        .unwrap();
+    let (nis, groups) = interfaces(&c).await;
+    assert!(nis.is_empty(), "{nis:?}");
+    assert_eq!(groups.len(), 1);
+    // IPv4 cluster: IPv4 prefixes, no public IP, the groups on the interface.
+    moto.reset();
+    let (ec2, c) = cloud(&moto.url).await;
+    let class4 = with_network(class("al2@latest", None));
+    ec2.launch(&request(class4)).await.unwrap();
+    let (nis, top) = interfaces(&c).await;
+    assert!(top.is_empty(), "groups are on the interface: {top:?}");
+    assert_eq!(nis.len(), 1);
+    let (g, public, v4, v6, primary6, addrs6) = nis[0].clone();
+    assert_eq!(g.len(), 1);
+    assert_eq!(
+        (public, v4, v6, primary6, addrs6),
+        (Some(false), Some(2), None, None, None)
+    );
+    // IPv6 cluster: IPv6 prefixes and a primary IPv6 address.
+    moto.reset();
+    let (ec2, c) = cloud_with(&moto.url, "fd00:10:96::/108").await;
+    ec2.launch(&request(with_network(class("al2@latest", None))))
+        .await
+        .unwrap();
+    let (nis, _) = interfaces(&c).await;
+    let (_, public, v4, v6, primary6, addrs6) = nis[0].clone();
+    assert_eq!(
+        (public, v4, v6, primary6, addrs6),
+        (Some(false), None, Some(2), Some(true), Some(1))
     );
 }
