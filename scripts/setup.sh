@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MOTO_VERSION="5.2.1"
+NEXTEST_VERSION=0.9.151
 CFN_LINT_VERSION="1.58.0"
 SAM_CLI_VERSION="1.170.0"
 CARGO_LAMBDA_VERSION="1.9.2"
@@ -56,8 +57,9 @@ fi
 if ! .venv/bin/python -c "import moto, sys; sys.exit(0 if moto.__version__ == '$MOTO_VERSION' else 1)" 2>/dev/null; then
   pip_install "moto[server]==$MOTO_VERSION"
 fi
-if ! cargo nextest --version >/dev/null 2>&1; then
-  cargo install cargo-nextest --locked
+# .config/nextest.toml uses test groups and priorities (0.9.91 and later).
+if ! cargo nextest --version 2>/dev/null | grep -q "^cargo-nextest $NEXTEST_VERSION "; then
+  cargo install cargo-nextest --locked --version "$NEXTEST_VERSION"
 fi
 if ! command -v chromium >/dev/null 2>&1; then
   SUDO=""
