@@ -157,7 +157,10 @@ fn a_deleting_claim_or_node_has_its_movable_pods_placed_in_one_launch() {
         let mut placed = plan.launches[0].pods.clone();
         placed.sort();
         assert_eq!(placed, ["default/web-0", "default/web-1", "default/web-2"]);
-        assert!(plan.nominations.is_empty(), "nothing lands on the leaving node");
+        assert!(
+            plan.nominations.is_empty(),
+            "nothing lands on the leaving node"
+        );
         assert_eq!(plan.summary.pending_pods, 3);
     }
 }
