@@ -238,8 +238,8 @@ async fn orphan_instances_and_claims_without_instances_are_collected(on) {
 }
 }
 
-/// A launch template no launch has used for an hour is deleted by the sweep; one in use is
-/// kept; the next launch makes it again.
+/// A launch template no launch has used for an hour is deleted by the sweep (a failed cleanup
+/// is retried by the next one); one in use is kept; the next launch makes it again.
 #[tokio::test]
 async fn launch_templates_unused_for_an_hour_are_deleted_and_made_again_when_needed() {
     let mut w = getting_started_with(coarse()).await.unwrap();
@@ -255,8 +255,15 @@ async fn launch_templates_unused_for_an_hour_are_deleted_and_made_again_when_nee
     w.run_for(SignedDuration::from_mins(40)).await.unwrap();
     assert_eq!(w.cloud.templates(), made);
     assert!(w.logs.with_message("deleted launch template").is_empty());
+    // A cleanup EC2 throttles is logged and left to the next sweep.
+    let throttled = kerf_control::ports::CloudError::Throttled("RequestLimitExceeded".into());
+    w.cloud.fail("DeleteLaunchTemplate", throttled, 1);
     // Unused for over an hour: deleted, and logged with its name.
     w.run_for(SignedDuration::from_mins(25)).await.unwrap();
+    let failed = w
+        .logs
+        .with_message("could not delete unused launch templates");
+    assert_eq!(failed.len(), 1, "{failed:?}");
     assert!(w.cloud.templates().is_empty());
     let deleted = w.logs.with_message("deleted launch template");
     assert_eq!(deleted.len(), 1, "{deleted:?}");

@@ -16,9 +16,8 @@ use aws_sdk_ec2::types::{
     LaunchTemplateBlockDeviceMappingRequest, LaunchTemplateEbsBlockDeviceRequest,
     LaunchTemplateHttpTokensState, LaunchTemplateIamInstanceProfileSpecificationRequest,
     LaunchTemplateInstanceMetadataEndpointState, LaunchTemplateInstanceMetadataOptionsRequest,
-    LaunchTemplateInstanceMetadataProtocolIpv6,
-    LaunchTemplateInstanceNetworkInterfaceSpecificationRequest, RequestLaunchTemplateData,
-    ResourceType, Tag, TagSpecification, VolumeType,
+    LaunchTemplateInstanceMetadataProtocolIpv6, RequestLaunchTemplateData, ResourceType, Tag,
+    TagSpecification, VolumeType,
 };
 use base64::Engine;
 use jiff::{SignedDuration, Timestamp};
@@ -26,6 +25,12 @@ use kerf_catalog::AmiFamily;
 use serde::Serialize;
 
 use crate::error::{AwsError, from_sdk};
+
+mod cleanup;
+mod interface;
+
+pub use cleanup::{delete_unused, list};
+pub use interface::PrimaryInterface;
 
 /// Every launch template Kerf creates is named `<prefix><hash>`.
 pub const NAME_PREFIX: &str = "kerf.k8s.aws/";
@@ -113,45 +118,6 @@ impl Default for MetadataOptions {
             http_put_response_hop_limit: 1,
             http_tokens: "required".into(),
         }
-    }
-}
-
-/// The primary network interface's options (`associatePublicIPAddress`, `ipPrefixCount`,
-/// and the cluster's IP family). With none set the template names its security groups at the
-/// top level and EC2 makes the default interface; otherwise it describes interface 0 with
-/// them, as Karpenter's templates do.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct PrimaryInterface {
-    pub associate_public_ip: Option<bool>,
-    /// Prefixes per interface: IPv4 ones, or IPv6 ones on an IPv6 cluster.
-    pub prefix_count: Option<i32>,
-    /// An IPv6 cluster: the interface gets a primary IPv6 address.
-    pub ipv6: bool,
-}
-
-impl PrimaryInterface {
-    fn is_default(&self) -> bool {
-        *self == PrimaryInterface::default()
-    }
-
-    fn request(
-        &self,
-        groups: &[String],
-    ) -> LaunchTemplateInstanceNetworkInterfaceSpecificationRequest {
-        let (v4, v6) = if self.ipv6 {
-            (None, self.prefix_count)
-        } else {
-            (self.prefix_count, None)
-        };
-        LaunchTemplateInstanceNetworkInterfaceSpecificationRequest::builder()
-            .device_index(0)
-            .set_groups(Some(groups.to_vec()))
-            .set_associate_public_ip_address(self.associate_public_ip)
-            .set_ipv4_prefix_count(v4)
-            .set_ipv6_prefix_count(v6)
-            .set_primary_ipv6(self.ipv6.then_some(true))
-            .set_ipv6_address_count(self.ipv6.then_some(1))
-            .build()
     }
 }
 
@@ -372,58 +338,6 @@ pub async fn ensure(
 
 fn is_already_exists(e: &AwsError) -> bool {
     matches!(e, AwsError::InvalidRequest(i) if i.code.contains("AlreadyExists"))
-}
-
-/// Kerf's templates of a cluster (tagged `kubernetes.io/cluster/<cluster>`, named with the prefix).
-pub async fn list(
-    ec2: &aws_sdk_ec2::Client,
-    cluster: &str,
-) -> Result<Vec<LaunchTemplateRef>, AwsError> {
-    let filter = aws_sdk_ec2::types::Filter::builder()
-        .name(format!("tag:{}", kerf_labels::aws::cluster_tag(cluster)))
-        .values("owned")
-        .build();
-    let mut pages = ec2
-        .describe_launch_templates()
-        .filters(filter)
-        .into_paginator()
-        .send();
-    let mut out = Vec::new();
-    while let Some(page) = pages.next().await {
-        let page = page.map_err(|e| from_sdk("DescribeLaunchTemplates", e))?;
-        out.extend(page.launch_templates().iter().filter_map(to_ref));
-    }
-    out.retain(|lt| lt.name.starts_with(NAME_PREFIX));
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(out)
-}
-
-/// Deletes the cluster's templates no launch has used since `unused_since`. Returns the
-/// deleted names.
-pub async fn delete_unused(
-    ec2: &aws_sdk_ec2::Client,
-    cluster: &str,
-    unused_since: Timestamp,
-) -> Result<Vec<String>, AwsError> {
-    let mut deleted = Vec::new();
-    for lt in list(ec2, cluster).await? {
-        if lt.used_at().is_some_and(|t| t >= unused_since) {
-            continue;
-        }
-        match ec2
-            .delete_launch_template()
-            .launch_template_id(&lt.id)
-            .send()
-            .await
-        {
-            Ok(_) => deleted.push(lt.name),
-            Err(e) => match from_sdk("DeleteLaunchTemplate", e) {
-                AwsError::NotFound(_) => deleted.push(lt.name),
-                other => return Err(other),
-            },
-        }
-    }
-    Ok(deleted)
 }
 
 #[cfg(test)]

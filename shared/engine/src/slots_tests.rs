@@ -1,41 +1,13 @@
-use std::sync::Arc;
-
-use kerf_catalog::{CapacityType, Catalog, InstanceType, Offering, Resources};
-
+use crate::fixtures::{node_res as res, one_type_catalog};
 use crate::model::{Effect, NodePool, PodSpec};
 use crate::{Options, provision};
 
 use super::*;
 
-fn res(cpu_m: i64, pods: i64) -> Resources {
-    let mut r = Resources::new();
-    r.set("cpu", cpu_m);
-    r.set("memory", 8 << 40);
-    r.set("pods", pods * 1000);
-    r
-}
-
 fn snapshot() -> Snapshot {
-    let it = InstanceType {
-        name: "m.xlarge".into(),
-        labels: [(labels::ARCH.to_string(), "amd64".to_string())].into(),
-        ebs_volume_limit: None,
-        offerings: vec![Offering {
-            zone: "z1".into(),
-            capacity_type: CapacityType::OnDemand,
-            price: 0.2,
-            available: true,
-        }],
-        capacity: res(4000, 58),
-        overhead: Default::default(),
-        allocatable: res(4000, 58),
-    };
     let pool = NodePool {
         name: "default".into(),
-        catalog: Arc::new(Catalog {
-            region: "r".into(),
-            instance_types: vec![it],
-        }),
+        catalog: one_type_catalog(),
         ..Default::default()
     };
     let node = Node {

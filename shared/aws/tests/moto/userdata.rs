@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use aws_sdk_ec2::types::ResponseLaunchTemplateData;
 use base64::Engine;
 use kerf_api::v1::EC2NodeClass;
 use kerf_aws::cluster::Cluster;
@@ -106,8 +107,8 @@ async fn launched_user_data(c: &kerf_aws::Clients) -> String {
     launched(c).await.0
 }
 
-/// The user data and the volumes (device, GiB) of the only launch template Kerf made.
-async fn launched(c: &kerf_aws::Clients) -> (String, Vec<(String, i32)>) {
+/// The data of the only launch template Kerf made.
+async fn template_data(c: &kerf_aws::Clients) -> ResponseLaunchTemplateData {
     let lts = launch_template::list(&c.ec2, CLUSTER).await.unwrap();
     assert_eq!(lts.len(), 1, "{lts:?}");
     let out = c
@@ -117,9 +118,13 @@ async fn launched(c: &kerf_aws::Clients) -> (String, Vec<(String, i32)>) {
         .send()
         .await
         .unwrap();
-    let lt = out.launch_template_versions()[0]
-        .launch_template_data()
-        .unwrap();
+    let version = &out.launch_template_versions()[0];
+    version.launch_template_data().unwrap().clone()
+}
+
+/// The user data and the volumes (device, GiB) of the only launch template Kerf made.
+async fn launched(c: &kerf_aws::Clients) -> (String, Vec<(String, i32)>) {
+    let lt = template_data(c).await;
     let volumes = lt
         .block_device_mappings()
         .iter()
@@ -239,17 +244,7 @@ type Interface = (
 );
 
 async fn interfaces(c: &kerf_aws::Clients) -> (Vec<Interface>, Vec<String>) {
-    let lts = launch_template::list(&c.ec2, CLUSTER).await.unwrap();
-    let out = c
-        .ec2
-        .describe_launch_template_versions()
-        .launch_template_name(&lts[0].name)
-        .send()
-        .await
-        .unwrap();
-    let lt = out.launch_template_versions()[0]
-        .launch_template_data()
-        .unwrap();
+    let lt = template_data(c).await;
     let nis = lt
         .network_interfaces()
         .iter()
