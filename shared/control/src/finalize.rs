@@ -30,7 +30,7 @@ pub async fn delete_claim<C: Cluster, K: Cloud, P: Publisher>(
     }
     if let Some(node) = node {
         ctx.cluster.delete_node(node, None).await?;
-        remove(ctx, &Target::Node(node.to_string())).await?;
+        remove_finalizer(ctx, &Target::Node(node.to_string())).await?;
         // Logged wherever a Node goes, as the termination function logs it.
         ctx.log.info(
             LIFECYCLE,
@@ -39,7 +39,7 @@ pub async fn delete_claim<C: Cluster, K: Cloud, P: Publisher>(
         );
     }
     if deleted != Deleted::AlreadyGone {
-        remove(ctx, &Target::NodeClaim(name.clone())).await?;
+        remove_finalizer(ctx, &Target::NodeClaim(name.clone())).await?;
     }
     let pool = claim::pool_name(claim).unwrap_or_default().to_string();
     ctx.metrics.count(
@@ -56,7 +56,8 @@ pub async fn delete_claim<C: Cluster, K: Cloud, P: Publisher>(
     Ok(())
 }
 
-async fn remove<C: Cluster, K: Cloud, P: Publisher>(
+/// Removes the termination finalizer from a Node or NodeClaim; one already gone counts as done.
+pub async fn remove_finalizer<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     target: &Target,
 ) -> Result<(), ControlError> {

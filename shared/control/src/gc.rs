@@ -141,7 +141,7 @@ pub async fn collect<C: Cluster, K: Cloud, P: Publisher>(
         {
             let name = n.metadata.name.clone().unwrap_or_default();
             ctx.cluster.delete_node(&name, None).await?;
-            remove_finalizer(ctx, &Target::Node(name)).await?;
+            finalize::remove_finalizer(ctx, &Target::Node(name)).await?;
         }
         ctx.log.info(
             INSTANCE_GARBAGE_COLLECTION,
@@ -223,20 +223,6 @@ async fn templates<C: Cluster, K: Cloud, P: Publisher>(
             );
             Vec::new()
         }
-    }
-}
-
-async fn remove_finalizer<C: Cluster, K: Cloud, P: Publisher>(
-    ctx: &Ctx<C, K, P>,
-    t: &Target,
-) -> Result<(), ControlError> {
-    match ctx
-        .cluster
-        .remove_finalizer(t, TERMINATION_FINALIZER, None)
-        .await
-    {
-        Err(e) if !e.is_not_found() => Err(e.into()),
-        _ => Ok(()),
     }
 }
 

@@ -29,6 +29,7 @@ use serde_json::json;
 use crate::claim::{self, condition};
 use crate::ctx::Ctx;
 use crate::error::ControlError;
+use crate::finalize;
 use crate::log::{controllers::TERMINATION, obj};
 use crate::metrics::names::{NODECLAIMS_TERMINATED, PODS_DRAINED};
 use crate::names::{DISRUPTED_TAINT, TERMINATION_FINALIZER};
@@ -164,14 +165,14 @@ pub async fn terminate<C: Cluster, K: Cloud, P: Publisher>(
     if let Some(n) = &node {
         let node_name = n.metadata.name.clone().unwrap_or_default();
         ctx.cluster.delete_node(&node_name, None).await?;
-        remove_finalizer(ctx, &Target::Node(node_name.clone())).await?;
+        finalize::remove_finalizer(ctx, &Target::Node(node_name.clone())).await?;
         ctx.log.info(
             TERMINATION,
             "deleted node",
             json!({"Node": obj(&node_name), "NodeClaim": obj(name)}),
         );
     }
-    remove_finalizer(ctx, &Target::NodeClaim(name.to_string())).await?;
+    finalize::remove_finalizer(ctx, &Target::NodeClaim(name.to_string())).await?;
     let pool = claim::pool_name(&c).unwrap_or_default().to_string();
     ctx.metrics.count(
         NODECLAIMS_TERMINATED,
@@ -348,19 +349,5 @@ fn pod_event(
         type_,
         reason: reason.into(),
         message: message.into(),
-    }
-}
-
-async fn remove_finalizer<C: Cluster, K: Cloud, P: Publisher>(
-    ctx: &Ctx<C, K, P>,
-    t: &Target,
-) -> Result<(), ControlError> {
-    match ctx
-        .cluster
-        .remove_finalizer(t, TERMINATION_FINALIZER, None)
-        .await
-    {
-        Err(e) if !e.is_not_found() => Err(e.into()),
-        _ => Ok(()),
     }
 }
