@@ -268,6 +268,14 @@ fn to_ref(lt: &aws_sdk_ec2::types::LaunchTemplate) -> Option<LaunchTemplateRef> 
     })
 }
 
+/// The [`LAST_USED_TAG`] saying a launch used the template at `now`.
+fn last_used_tag(now: Timestamp) -> Tag {
+    Tag::builder()
+        .key(LAST_USED_TAG)
+        .value(now.to_string())
+        .build()
+}
+
 /// Moves the template's last use to `now` when it is [`TOUCH_AFTER`] old. A failed touch only
 /// logs: the launch goes on, and the template is at worst re-created after a deletion.
 async fn touch(ec2: &aws_sdk_ec2::Client, lt: &LaunchTemplateRef, now: Timestamp) {
@@ -277,11 +285,12 @@ async fn touch(ec2: &aws_sdk_ec2::Client, lt: &LaunchTemplateRef, now: Timestamp
     {
         return;
     }
-    let tag = Tag::builder()
-        .key(LAST_USED_TAG)
-        .value(now.to_string())
-        .build();
-    let sent = ec2.create_tags().resources(&lt.id).tags(tag).send().await;
+    let sent = ec2
+        .create_tags()
+        .resources(&lt.id)
+        .tags(last_used_tag(now))
+        .send()
+        .await;
     if let Err(e) = sent {
         let e = from_sdk("CreateTags", e);
         tracing::warn!(template = %lt.name, error = %e, "could not record the launch template's use");
@@ -301,12 +310,7 @@ pub async fn ensure(
         return Ok(found);
     }
     let mut tags = tags_of(&spec.tags);
-    tags.push(
-        Tag::builder()
-            .key(LAST_USED_TAG)
-            .value(now.to_string())
-            .build(),
-    );
+    tags.push(last_used_tag(now));
     let tags = TagSpecification::builder()
         .resource_type(ResourceType::LaunchTemplate)
         .set_tags(Some(tags))
