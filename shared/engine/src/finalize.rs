@@ -164,16 +164,18 @@ pub(crate) fn options_launch(
         labels::INSTANCE_TYPE,
         Requirement::is_in(types.iter().map(|t| t.it.name.clone())),
     );
-    let cts: Vec<String> = types
-        .iter()
-        .flat_map(|t| {
-            t.offerings
-                .iter()
-                .filter(|o| crate::pools::offering_allowed(o, allowed))
-                .map(|o| o.capacity_type.as_str().to_string())
-        })
-        .collect();
-    reqs.add(labels::CAPACITY_TYPE, Requirement::is_in(cts));
+    let filter = crate::pools::OfferingFilter::of(allowed);
+    let mut cts: Vec<&str> = Vec::new();
+    for o in types.iter().flat_map(|t| t.offerings.iter()) {
+        let ct = o.capacity_type.as_str();
+        if !cts.contains(&ct) && filter.admits(o) {
+            cts.push(ct);
+        }
+    }
+    reqs.add(
+        labels::CAPACITY_TYPE,
+        Requirement::is_in(cts.into_iter().map(str::to_string)),
+    );
     Ok(Launch {
         node_claim: String::new(),
         node_pool: pc.name().to_string(),

@@ -66,6 +66,38 @@ pub fn check(
     })
 }
 
+/// True when `slot` refuses every pod of `p`'s class for the rest of the run, whatever its
+/// requests. A slot only loses room, gains pods, host ports and volumes, and narrows its
+/// requirements, so a refusal for taints, host ports, volume limits or requirements lasts; a
+/// topology refusal counts only when `topology_lasts` (see [`Topology::refusal_lasts`]).
+pub fn refused_for_good(
+    p: &PodInfo<'_>,
+    a: &Attempt<'_>,
+    slot: &Slot,
+    topo: &Topology,
+    pools: &[PoolCtx<'_>],
+    topology_lasts: bool,
+) -> bool {
+    if first_untolerated(&slot.taints, a.tolerations, a.tolerate_prefer).is_some()
+        || ports_conflict(&slot.host_ports, &p.pod.spec.host_ports)
+        || !crate::volumes::attach_fits(&p.pod.volumes.attached, slot, pools)
+    {
+        return true;
+    }
+    let Some(mut merged) = requirements(p, a, slot, pools) else {
+        return true;
+    };
+    if topology_lasts && topology(p, a, slot, topo, pools, &mut merged).is_none() {
+        return true;
+    }
+    match (&slot.kind, &merged) {
+        (SlotKind::Bin { pool, target }, Cow::Owned(m)) => {
+            pools[*pool].types[*target].cheapest(m).is_none()
+        }
+        _ => false,
+    }
+}
+
 fn requirements<'s>(
     p: &PodInfo<'_>,
     a: &Attempt<'_>,

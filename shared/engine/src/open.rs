@@ -235,11 +235,12 @@ fn union_domains(
 ) -> Vec<String> {
     use crate::labels::{CAPACITY_TYPE, ZONE};
     let mut set: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    let allowed = crate::pools::OfferingFilter::of(reqs);
     let offered = |t: usize| {
         pool.types[t]
             .offerings
             .iter()
-            .filter(|o| crate::pools::offering_allowed(o, reqs))
+            .filter(move |o| allowed.admits(o))
     };
     match key {
         ZONE => cands

@@ -82,16 +82,39 @@ impl TypeCtx<'_> {
 
     /// The cheapest offering allowed by `reqs`.
     pub fn cheapest(&self, reqs: &Requirements) -> Option<&Off> {
-        self.offerings.iter().find(|o| offering_allowed(o, reqs))
+        let allowed = OfferingFilter::of(reqs);
+        self.offerings.iter().find(|o| allowed.admits(o))
     }
 }
 
 /// True when `reqs` admit the offering's zone and capacity type.
 pub fn offering_allowed(o: &Off, reqs: &Requirements) -> bool {
-    reqs.get(labels::ZONE).is_none_or(|r| r.has(&o.zone))
-        && reqs
-            .get(labels::CAPACITY_TYPE)
-            .is_none_or(|r| r.has(o.capacity_type.as_str()))
+    OfferingFilter::of(reqs).admits(o)
+}
+
+/// The zone and capacity-type requirements of a requirement set, looked up once for a loop
+/// over many offerings.
+#[derive(Clone, Copy, Debug)]
+pub struct OfferingFilter<'r> {
+    zone: Option<&'r Requirement>,
+    capacity_type: Option<&'r Requirement>,
+}
+
+impl<'r> OfferingFilter<'r> {
+    pub fn of(reqs: &'r Requirements) -> Self {
+        OfferingFilter {
+            zone: reqs.get(labels::ZONE),
+            capacity_type: reqs.get(labels::CAPACITY_TYPE),
+        }
+    }
+
+    /// True when the requirements admit the offering's zone and capacity type.
+    pub fn admits(&self, o: &Off) -> bool {
+        self.zone.is_none_or(|r| r.has(&o.zone))
+            && self
+                .capacity_type
+                .is_none_or(|r| r.has(o.capacity_type.as_str()))
+    }
 }
 
 /// A NodePool ready for scheduling.

@@ -31,6 +31,9 @@ pub struct PodInfo<'a> {
     pub pref_anti: Vec<usize>,
     /// Hash of everything that decides where this pod fits (for first-fit hints).
     pub shape: u64,
+    /// Hash of the same without the requests: pods of one class are refused alike by a slot
+    /// for every reason but room.
+    pub class: u64,
 }
 
 /// How a disruption simulation sees the snapshot: some nodes gone, some bound pods moved
@@ -113,7 +116,8 @@ pub fn base<'a>(
                 }
             }
         }
-        p.shape = shape(p);
+        p.class = class(p);
+        p.shape = shape(p.class, &p.req);
     }
     topo.seal();
     crate::domains::add_universe(&mut topo, &pools, snap, overlay);
@@ -241,6 +245,7 @@ fn register_pod<'a>(
         pref_affinity,
         pref_anti,
         shape: 0,
+        class: 0,
     }
 }
 
@@ -344,9 +349,16 @@ fn owner_at(
 }
 
 /// Hash of what decides where a pod fits; equal shapes fail on the same slots.
-fn shape(p: &PodInfo<'_>) -> u64 {
+fn shape(class: u64, req: &Res) -> u64 {
     let mut h = FxHasher::default();
-    p.req.hash(&mut h);
+    class.hash(&mut h);
+    req.hash(&mut h);
+    h.finish()
+}
+
+/// Hash of what decides where a pod fits, but its requests.
+fn class(p: &PodInfo<'_>) -> u64 {
+    let mut h = FxHasher::default();
     let s = &p.pod.spec;
     s.node_selector.hash(&mut h);
     s.required_terms.hash(&mut h);

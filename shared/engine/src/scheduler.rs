@@ -30,6 +30,11 @@ pub struct Run<'a> {
     demand: crate::res::Res,
     /// First-fit hints: shape → first slot worth trying.
     hints: FxHashMap<(u64, Relaxation), usize>,
+    /// Class → how many leading slots refuse its pods for good.
+    frontier: FxHashMap<(u64, Relaxation), usize>,
+    /// Tests scan every slot from the first, to show that skipping changes nothing.
+    #[cfg(test)]
+    pub(crate) full_scan: bool,
 }
 
 impl<'a> Run<'a> {
@@ -48,6 +53,9 @@ impl<'a> Run<'a> {
             respect,
             demand: base.demand,
             hints: FxHashMap::default(),
+            frontier: FxHashMap::default(),
+            #[cfg(test)]
+            full_scan: false,
         }
     }
 
@@ -128,29 +136,25 @@ impl<'a> Run<'a> {
             grp.is_hostname() || grp.kind == crate::topology::Kind::AntiAffinity
         });
         let key = (p.shape, relax);
-        let start = if monotone {
-            self.hints.get(&key).copied().unwrap_or(0)
-        } else {
-            0
-        };
-        for s in start..self.slots.len() {
-            for a in attempts {
-                if let Some(f) = fit::check(p, a, &self.slots[s], &self.topo, &self.pools) {
-                    if monotone {
-                        self.hints.insert(key, s);
-                    }
-                    fit::commit(
-                        i,
-                        &self.pods,
-                        a,
-                        f,
-                        &mut self.slots[s],
-                        &mut self.topo,
-                        &self.pools,
-                    );
-                    return Ok(s);
-                }
+        let scan = self.scan(i, attempts, relax, monotone);
+        if let Some(f) = scan.frontier {
+            self.frontier.insert((p.class, relax), f);
+        }
+        if let Some((s, a, f)) = scan.found {
+            if monotone {
+                self.hints.insert(key, s);
             }
+            let a = &attempts[a];
+            fit::commit(
+                i,
+                &self.pods,
+                a,
+                f,
+                &mut self.slots[s],
+                &mut self.topo,
+                &self.pools,
+            );
+            return Ok(s);
         }
         let (slot, a) = self.open_first(p, attempts)?;
         let s = self.slots.len();
@@ -184,6 +188,61 @@ impl<'a> Run<'a> {
 }
 
 impl<'a> Run<'a> {
+    /// The first slot that takes pod `i` under one of `attempts` (slot, attempt, fit), and the
+    /// class frontier this scan reached.
+    ///
+    /// The scan starts past the slots known to refuse the pod: for a `monotone` pod, where its
+    /// shape last fitted; for any pod, its class's frontier, the leading slots that refuse
+    /// every pod of the class for good ([`fit::refused_for_good`]), which the scan extends.
+    /// Skipped slots would refuse the pod anyway, so it lands where a scan from the first slot
+    /// would put it.
+    fn scan(&self, i: usize, attempts: &[Attempt<'_>], relax: Relaxation, monotone: bool) -> Scan {
+        let p = &self.pods[i];
+        // With volume alternatives, a slot one alternative refuses may take another.
+        let single = attempts.len() == 1;
+        let mut frontier = match single {
+            true => self.frontier.get(&(p.class, relax)).copied().unwrap_or(0),
+            false => 0,
+        };
+        let topology_lasts = attempts
+            .first()
+            .is_some_and(|a| a.active.iter().all(|&(g, _)| self.topo.refusal_lasts(g)));
+        let hint = match monotone {
+            true => self.hints.get(&(p.shape, relax)).copied().unwrap_or(0),
+            false => 0,
+        };
+        let start = hint.max(frontier);
+        #[cfg(test)]
+        let start = if self.full_scan { 0 } else { start };
+        let mut found = None;
+        for s in start..self.slots.len() {
+            let slot = &self.slots[s];
+            found = attempts.iter().enumerate().find_map(|(k, a)| {
+                fit::check(p, a, slot, &self.topo, &self.pools).map(|f| (s, k, f))
+            });
+            if found.is_some() {
+                break;
+            }
+            if single
+                && s == frontier
+                && fit::refused_for_good(
+                    p,
+                    &attempts[0],
+                    slot,
+                    &self.topo,
+                    &self.pools,
+                    topology_lasts,
+                )
+            {
+                frontier = s + 1;
+            }
+        }
+        Scan {
+            found,
+            frontier: single.then_some(frontier),
+        }
+    }
+
     /// A new claim for the first attempt some pool accepts, or the reason the first attempt
     /// failed (named with the volumes when the pod has volume topology).
     fn open_first<'t>(
@@ -227,6 +286,12 @@ impl<'a> Run<'a> {
             ),
         })
     }
+}
+
+/// What [`Run::scan`] found.
+struct Scan {
+    found: Option<(usize, usize, fit::Fit)>,
+    frontier: Option<usize>,
 }
 
 /// One attempt per combination of the pod's volume alternatives: the attempt's node
@@ -288,3 +353,7 @@ fn active_groups(p: &PodInfo<'_>, relax: &Relaxation, respect: bool) -> Vec<(usi
     }
     out
 }
+
+#[cfg(test)]
+#[path = "scheduler_tests.rs"]
+mod tests;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::labels;
 use crate::model::{AttachedVolume, HostPort, Node, NodeClaim, Pod, Snapshot, Taint};
-use crate::pools::{PoolCtx, offering_allowed};
+use crate::pools::{OfferingFilter, PoolCtx};
 use crate::requirements::Requirements;
 use crate::res::{Res, ResIndex};
 use crate::selector;
@@ -105,17 +105,18 @@ pub fn bin_domains(
     reqs: &Requirements,
 ) -> Vec<String> {
     let t = &pool.types[target];
+    let allowed = OfferingFilter::of(reqs);
     let mut out: Vec<String> = match key {
         labels::ZONE => t
             .offerings
             .iter()
-            .filter(|o| offering_allowed(o, reqs))
+            .filter(|o| allowed.admits(o))
             .map(|o| o.zone.clone())
             .collect(),
         labels::CAPACITY_TYPE => t
             .offerings
             .iter()
-            .filter(|o| offering_allowed(o, reqs))
+            .filter(|o| allowed.admits(o))
             .map(|o| o.capacity_type.as_str().to_string())
             .collect(),
         _ => match reqs.get(key) {

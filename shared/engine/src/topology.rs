@@ -264,6 +264,18 @@ impl Topology {
     }
 
     /// Checks a hostname group against one node holding `count` matching pods.
+    /// True when a slot this group refuses stays refused for the rest of a run: counts only
+    /// grow, so a hostname spread or any anti-affinity never readmits a slot; a spread over
+    /// zones (its minimum moves) or an affinity (its first pod decides) may.
+    pub fn refusal_lasts(&self, g: usize) -> bool {
+        let grp = &self.groups[g];
+        match grp.kind {
+            Kind::AntiAffinity => true,
+            Kind::Spread { .. } => grp.is_hostname(),
+            Kind::Affinity => false,
+        }
+    }
+
     pub fn check_host(&self, g: usize, selects_self: bool, count: i32) -> Result<(), Reject> {
         let grp = &self.groups[g];
         let ok = match grp.kind {
