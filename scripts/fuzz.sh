@@ -2,9 +2,9 @@
 # Fuzzes the inputs Kerf reads from outside, with cargo-fuzz (installed here when missing):
 # interruption messages, AdmissionReview requests, the manifests of `kerf plan` and
 # `kerf migrate`, `kerf sim` scenarios, quantities, and the fast YAML reader against the full
-# one. Each target runs FUZZ_SECONDS
-# (default 60; `make test` runs 20), starting from the project's own samples and from what
-# earlier runs kept in fuzz/corpus (not committed). Prints executions and findings per
+# one. Each target runs FUZZ_SECONDS (default 60; `make test` runs 20), one per core at a time,
+# starting from the project's own samples and from what earlier runs kept in fuzz/corpus (not
+# committed). Prints executions and findings per
 # target; exits 1 when a target fails (the input that failed is in fuzz/artifacts/).
 #
 #   make fuzz                     every target, 60 s each
@@ -71,14 +71,26 @@ PY
 echo "== cargo fuzz build"
 cargo fuzz build "${FLAGS[@]}"
 
+# One target per core at a time: libFuzzer runs each on one core.
+run_target() {
+  local t=$1 status=0
+  mkdir -p "fuzz/corpus/$t"
+  cargo fuzz run "${FLAGS[@]}" "$t" "fuzz/corpus/$t" "$seeds/$t" -- \
+    -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 >"target/fuzz/$t.log" 2>&1 || status=$?
+  echo "$status" >"target/fuzz/$t.status"
+}
+targets=$(cargo fuzz list)
+for t in $targets; do
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+  run_target "$t" &
+done
+wait
+
 failed=0
 printf "%-22s %12s %10s\n" target executions findings
-for t in $(cargo fuzz list); do
-  mkdir -p "fuzz/corpus/$t"
+for t in $targets; do
   log="target/fuzz/$t.log"
-  status=0
-  cargo fuzz run "${FLAGS[@]}" "$t" "fuzz/corpus/$t" "$seeds/$t" -- \
-    -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 >"$log" 2>&1 || status=$?
+  status=$(cat "target/fuzz/$t.status")
   # A target that fails prints no `Done` line: no count, and the failure below.
   runs=$(grep -o 'Done [0-9]* runs' "$log" | awk '{print $2}' | tail -1 || true)
   findings=$(find "fuzz/artifacts/$t" -type f 2>/dev/null | wc -l)
