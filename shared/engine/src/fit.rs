@@ -37,11 +37,7 @@ pub fn check(
     topo: &Topology,
     pools: &[PoolCtx<'_>],
 ) -> Option<Fit> {
-    if !slot.free.fits(&p.req)
-        || first_untolerated(&slot.taints, a.tolerations, a.tolerate_prefer).is_some()
-        || ports_conflict(&slot.host_ports, &p.pod.spec.host_ports)
-        || !crate::volumes::attach_fits(&p.pod.volumes.attached, slot, pools)
-    {
+    if !slot.free.fits(&p.req) || repelled(p, a, slot, pools) {
         return None;
     }
     let mut merged = requirements(p, a, slot, pools)?;
@@ -78,10 +74,7 @@ pub fn refused_for_good(
     pools: &[PoolCtx<'_>],
     topology_lasts: bool,
 ) -> bool {
-    if first_untolerated(&slot.taints, a.tolerations, a.tolerate_prefer).is_some()
-        || ports_conflict(&slot.host_ports, &p.pod.spec.host_ports)
-        || !crate::volumes::attach_fits(&p.pod.volumes.attached, slot, pools)
-    {
+    if repelled(p, a, slot, pools) {
         return true;
     }
     let Some(mut merged) = requirements(p, a, slot, pools) else {
@@ -96,6 +89,13 @@ pub fn refused_for_good(
         }
         _ => false,
     }
+}
+
+/// True when the slot's taints, host ports or volume limits keep the pod off.
+fn repelled(p: &PodInfo<'_>, a: &Attempt<'_>, slot: &Slot, pools: &[PoolCtx<'_>]) -> bool {
+    first_untolerated(&slot.taints, a.tolerations, a.tolerate_prefer).is_some()
+        || ports_conflict(&slot.host_ports, &p.pod.spec.host_ports)
+        || !crate::volumes::attach_fits(&p.pod.volumes.attached, slot, pools)
 }
 
 fn requirements<'s>(
