@@ -30,6 +30,7 @@ mod fit;
 mod fixtures;
 mod leaving;
 mod lpfit;
+mod offering_filter;
 mod open;
 mod pools;
 mod prepare;
