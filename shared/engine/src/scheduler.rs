@@ -131,12 +131,16 @@ impl<'a> Run<'a> {
             with_volumes = volume_attempts(&a, &p.pod.volumes)?;
             &with_volumes
         };
-        let monotone = a.active.iter().all(|&(g, _)| {
-            let grp = &self.topo.groups[g];
-            grp.is_hostname() || grp.kind == crate::topology::Kind::AntiAffinity
-        });
+        // Topology refusals that last let the class frontier pass a slot; the shape hint also
+        // trusts a hostname affinity (its pods follow the first one's node).
+        let lasting = |g: usize| self.topo.refusal_lasts(g);
+        let topology_lasts = a.active.iter().all(|&(g, _)| lasting(g));
+        let monotone = a
+            .active
+            .iter()
+            .all(|&(g, _)| lasting(g) || self.topo.groups[g].is_hostname());
         let key = (p.shape, relax);
-        let scan = self.scan(i, attempts, relax, monotone);
+        let scan = self.scan(i, attempts, relax, monotone, topology_lasts);
         if let Some(f) = scan.frontier {
             self.frontier.insert((p.class, relax), f);
         }
@@ -196,7 +200,14 @@ impl<'a> Run<'a> {
     /// every pod of the class for good ([`fit::refused_for_good`]), which the scan extends.
     /// Skipped slots would refuse the pod anyway, so it lands where a scan from the first slot
     /// would put it.
-    fn scan(&self, i: usize, attempts: &[Attempt<'_>], relax: Relaxation, monotone: bool) -> Scan {
+    fn scan(
+        &self,
+        i: usize,
+        attempts: &[Attempt<'_>],
+        relax: Relaxation,
+        monotone: bool,
+        topology_lasts: bool,
+    ) -> Scan {
         let p = &self.pods[i];
         // With volume alternatives, a slot one alternative refuses may take another.
         let single = attempts.len() == 1;
@@ -204,9 +215,6 @@ impl<'a> Run<'a> {
             true => self.frontier.get(&(p.class, relax)).copied().unwrap_or(0),
             false => 0,
         };
-        let topology_lasts = attempts
-            .first()
-            .is_some_and(|a| a.active.iter().all(|&(g, _)| self.topo.refusal_lasts(g)));
         let hint = match monotone {
             true => self.hints.get(&(p.shape, relax)).copied().unwrap_or(0),
             false => 0,

@@ -263,7 +263,6 @@ impl Topology {
         }
     }
 
-    /// Checks a hostname group against one node holding `count` matching pods.
     /// True when a slot this group refuses stays refused for the rest of a run: counts only
     /// grow, so a hostname spread or any anti-affinity never readmits a slot; a spread over
     /// zones (its minimum moves) or an affinity (its first pod decides) may.
@@ -276,6 +275,7 @@ impl Topology {
         }
     }
 
+    /// Checks a hostname group against one node holding `count` matching pods.
     pub fn check_host(&self, g: usize, selects_self: bool, count: i32) -> Result<(), Reject> {
         let grp = &self.groups[g];
         let ok = match grp.kind {
