@@ -13,8 +13,8 @@ use crate::input::{Body, Doc};
 pub fn typed<T: DeserializeOwned>(doc: &Doc) -> Result<T, CliError> {
     // The fast path skips path tracking; only a failure is re-read to name the field.
     match &doc.body {
-        Body::Json(raw) => serde_json::from_str(raw.get()).or_else(|_| {
-            let mut de = serde_json::Deserializer::from_str(raw.get());
+        Body::Json(raw) => serde_json::from_str(raw).or_else(|_| {
+            let mut de = serde_json::Deserializer::from_str(raw);
             serde_path_to_error::deserialize(&mut de).map_err(|e| failed::<T>(doc, e))
         }),
     }

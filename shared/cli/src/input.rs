@@ -16,10 +16,12 @@ use serde_json::value::RawValue;
 use crate::error::{CliError, Location};
 use crate::fastyaml;
 
-/// A document's body: compact JSON text (YAML documents are kept as JSON too).
+/// A document's body: compact JSON text (YAML documents are kept as JSON too), valid JSON
+/// by construction: every document's text is read whole once, for its [`Head`], before it is
+/// kept.
 #[derive(Clone, Debug)]
 pub enum Body {
-    Json(Box<RawValue>),
+    Json(Box<str>),
 }
 
 /// One Kubernetes object and where it came from.
@@ -175,29 +177,30 @@ fn parse_json(out: &mut Inputs, file: &str, text: &str) -> Result<usize, CliErro
             document: i + 1,
             object: String::new(),
         };
-        push_json(out, &at, Raw::Borrowed(raw))?;
+        push_json(out, &at, Raw::Borrowed(raw.get()))?;
     }
     Ok(documents)
 }
 
-/// A document's JSON text, borrowed from a larger one or owned.
+/// A document's JSON text, borrowed from a larger one or owned (not yet checked: reading its
+/// [`Head`] checks it).
 enum Raw<'a> {
-    Borrowed(&'a RawValue),
-    Owned(Box<RawValue>),
+    Borrowed(&'a str),
+    Owned(String),
 }
 
 impl Raw<'_> {
     fn text(&self) -> &str {
         match self {
-            Raw::Borrowed(r) => r.get(),
-            Raw::Owned(r) => r.get(),
+            Raw::Borrowed(r) => r,
+            Raw::Owned(r) => r,
         }
     }
 
-    fn into_owned(self) -> Box<RawValue> {
+    fn into_owned(self) -> Box<str> {
         match self {
-            Raw::Borrowed(r) => r.to_owned(),
-            Raw::Owned(r) => r,
+            Raw::Borrowed(r) => r.into(),
+            Raw::Owned(r) => r.into_boxed_str(),
         }
     }
 }
@@ -214,7 +217,7 @@ fn docs_of(at: &Location, raw: Raw<'_>) -> Result<Vec<Doc>, CliError> {
     if is_list(&head.kind)
         && let Some(items) = head.items
     {
-        let read = crate::parallel::map(&items, |item| docs_of(at, Raw::Borrowed(item)));
+        let read = crate::parallel::map(&items, |item| docs_of(at, Raw::Borrowed(item.get())));
         let mut docs = Vec::with_capacity(items.len());
         for d in read {
             docs.extend(d?);
@@ -254,8 +257,7 @@ fn parse_yaml(out: &mut Inputs, file: &str, text: &str) -> Result<usize, CliErro
             document: d.number,
             object: String::new(),
         };
-        let raw = RawValue::from_string(d.json).map_err(|e| bad_json(file, d.number, e))?;
-        docs_of(&at, Raw::Owned(raw))
+        docs_of(&at, Raw::Owned(d.json))
     });
     for d in read {
         out.docs.extend(d?);
@@ -276,7 +278,7 @@ fn parse_yaml_fully(out: &mut Inputs, file: &str, text: &str) -> Result<usize, C
             continue;
         }
         documents += 1;
-        let raw = serde_json::value::to_raw_value(&v)
+        let raw = serde_json::to_string(&v)
             .map_err(|e| bad(format!("not representable as JSON: {e}")))?;
         drop(v);
         let at = Location {

@@ -38,7 +38,7 @@ fn named_by(docs: &[Doc]) -> BTreeSet<String> {
         .filter(|d| matches!(d.kind(), "Node" | "NodeClaim"))
         .filter_map(|d| {
             let Body::Json(raw) = &d.body;
-            let l: Labelled = serde_json::from_str(raw.get()).ok()?;
+            let l: Labelled = serde_json::from_str(raw).ok()?;
             l.metadata.labels.get(kerf_labels::REGION).cloned()
         })
         .collect()

@@ -30,12 +30,11 @@ pub struct Document {
 /// Every non-empty document of `text` as JSON, or `None` when anything in it is beyond this
 /// reader.
 pub fn documents(text: &str) -> Option<Vec<Document>> {
-    if !plain_text(text) {
-        return None;
-    }
     let parts = split(text)?;
-    // Documents are independent: read them on every core, number them in order.
-    let read = crate::parallel::map(&parts, |(_, body)| document(body));
+    // Documents are independent: check and read them on every core, number them in order.
+    let read = crate::parallel::map(&parts, |(_, body)| {
+        plain_text(body).then(|| document(body)).flatten()
+    });
     let mut out = Vec::new();
     let mut number = 0;
     for ((explicit, _), json) in parts.iter().zip(read) {
@@ -69,6 +68,14 @@ fn document(body: &str) -> Option<Option<String>> {
 /// either errors or line breaks the full reader handles.
 fn plain_text(text: &str) -> bool {
     let b = text.as_bytes();
+    // Nearly every byte of a dump is printable ASCII or a line break: look for the bytes that
+    // can start a refused character a block at a time (a loop the compiler vectorises), and
+    // check character by character only when one is there.
+    let suspect = |c: u8| (c < 0x20 && c != b'\n' && c != b'\t') || matches!(c, 0x7f | 0xc2 | 0xef);
+    let clean = |block: &[u8]| !block.iter().fold(false, |any, &c| any | suspect(c));
+    if b.chunks(64).all(clean) {
+        return true;
+    }
     !b.iter().enumerate().any(|(i, &c)| match c {
         b'\n' | b'\t' => false,
         0..=0x1f | 0x7f => true,
@@ -83,24 +90,31 @@ fn plain_text(text: &str) -> bool {
 /// The stream's documents: (opened by a `---` marker, body). A directive, a document end
 /// marker or content on a marker's line is beyond this reader.
 fn split(text: &str) -> Option<Vec<(bool, &str)>> {
+    let b = text.as_bytes();
+    let starts_line =
+        |needle: &[u8]| b.starts_with(&needle[1..]) || memchr::memmem::find(b, needle).is_some();
+    if starts_line(b"\n%") || starts_line(b"\n...") {
+        return None;
+    }
+    let first = b.starts_with(b"---").then_some(0);
+    let markers = first
+        .into_iter()
+        .chain(memchr::memmem::find_iter(b, b"\n---").map(|i| i + 1));
     let mut docs = Vec::new();
-    let (mut start, mut explicit, mut pos) = (0, false, 0);
-    while pos < text.len() {
-        let end = text[pos..].find('\n').map_or(text.len(), |n| pos + n);
-        let line = &text[pos..end];
-        if line.starts_with('%') || line.starts_with("...") {
+    let (mut start, mut explicit) = (0, false);
+    for pos in markers {
+        let end = memchr::memchr(b'\n', &b[pos..]).map_or(text.len(), |n| pos + n);
+        let rest = &text[pos + 3..end];
+        // `----` or `---x` is content, not a marker.
+        if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+            continue;
+        }
+        let after = rest.trim_start();
+        if !(after.is_empty() || (after.starts_with('#') && plain_text(after))) {
             return None;
         }
-        if let Some(rest) = line.strip_prefix("---")
-            && (rest.is_empty() || rest.starts_with([' ', '\t']))
-        {
-            if !rest.trim_start().is_empty() && !rest.trim_start().starts_with('#') {
-                return None;
-            }
-            docs.push((explicit, &text[start..pos]));
-            (start, explicit) = (end + 1, true);
-        }
-        pos = end + 1;
+        docs.push((explicit, &text[start..pos]));
+        (start, explicit) = (end + 1, true);
     }
     docs.push((explicit, &text[start.min(text.len())..]));
     Some(docs)

@@ -163,6 +163,16 @@ pub fn write_plain(out: &mut String, s: &str, p: Plain) {
 /// Writes `s` as a JSON string.
 pub fn write_str(out: &mut String, s: &str) {
     out.push('"');
+    // Most strings need no escape: find that out a block at a time (vectorised).
+    let escaped = |c: u8| c < 0x20 || matches!(c, b'"' | b'\\' | 0x7f);
+    if s.as_bytes()
+        .chunks(32)
+        .all(|b| !b.iter().fold(false, |any, &c| any | escaped(c)))
+    {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
         let esc = match b {
