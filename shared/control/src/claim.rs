@@ -14,7 +14,7 @@ use kerf_api::v1::{
 use kerf_engine::plan::Launch;
 use kerf_engine::requirements::SelectorRequirement;
 
-use crate::names::{NODEPOOL, conditions};
+use crate::names::{NODEPOOL, TERMINATION_FINALIZER, conditions};
 
 /// The NodeClaim for one planned launch of `pool`: `generateName: <pool>-`, the pool's
 /// template labels and annotations, its taints, node class, expiry and grace period, and
@@ -246,3 +246,14 @@ pub fn rfc3339(t: Timestamp) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether an object (a NodeClaim or its Node) is being deleted and waits on Karpenter's
+/// termination finalizer: a termination for Kerf to carry out.
+pub fn deleting_ours(meta: &ObjectMeta) -> bool {
+    meta.deletion_timestamp.is_some()
+        && meta
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| f == TERMINATION_FINALIZER)
+}

@@ -24,7 +24,7 @@ use crate::log::controllers::{
     GARBAGE_COLLECTION, INSTANCE_GARBAGE_COLLECTION, LAUNCH_TEMPLATE_GARBAGE_COLLECTION,
 };
 use crate::log::obj;
-use crate::names::{TERMINATION_FINALIZER, conditions};
+use crate::names::conditions;
 use crate::ports::{Cloud, Cluster, Instance, Publisher, Target};
 use crate::register::node_provider_id;
 use crate::view::View;
@@ -170,14 +170,8 @@ pub async fn collect<C: Cluster, K: Cloud, P: Publisher>(
         .snap
         .node_claims
         .iter()
-        .filter(|c| c.metadata.deletion_timestamp.is_some())
+        .filter(|c| claim::deleting_ours(&c.metadata))
     {
-        let has_finalizer = c
-            .metadata
-            .finalizers
-            .iter()
-            .flatten()
-            .any(|f| f == TERMINATION_FINALIZER);
         let node = claim_node(view, c);
         let empty = node.is_none_or(|n| {
             drains_nothing(
@@ -188,7 +182,7 @@ pub async fn collect<C: Cluster, K: Cloud, P: Publisher>(
         // A drain under way is the termination function's to finish (its minimum drain time,
         // then the wait for the node's volumes to detach).
         let draining = crate::terminate::in_progress(c);
-        if has_finalizer && empty && !draining {
+        if empty && !draining {
             let node = node.and_then(|n| n.metadata.name.clone());
             finalize::delete_claim(ctx, c, node.as_deref(), "deleted").await?;
             out.node_claims.push(claim::name(c).to_string());

@@ -22,7 +22,7 @@ use crate::claim::{self, condition};
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::log::{controllers::DISRUPTION, obj};
-use crate::names::{DISRUPTED_TAINT, TERMINATION_FINALIZER, conditions};
+use crate::names::{DISRUPTED_TAINT, conditions};
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
 use crate::retire::{Retirement, delete_one};
 use crate::view::View;
@@ -212,14 +212,12 @@ pub async fn follow_node_deletions<C: Cluster, K: Cloud, P: Publisher>(
     view: &View,
 ) -> Result<Vec<String>, ControlError> {
     let mut deleted = Vec::new();
-    for n in view.snap.nodes.iter().filter(|n| {
-        n.metadata.deletion_timestamp.is_some()
-            && n.metadata
-                .finalizers
-                .iter()
-                .flatten()
-                .any(|f| f == TERMINATION_FINALIZER)
-    }) {
+    for n in view
+        .snap
+        .nodes
+        .iter()
+        .filter(|n| claim::deleting_ours(&n.metadata))
+    {
         let name = n.metadata.name.as_deref().unwrap_or_default();
         let pid = n.spec.as_ref().and_then(|s| s.provider_id.as_deref());
         let Some(c) = view.snap.node_claims.iter().find(|c| {
@@ -260,21 +258,15 @@ pub async fn queue_terminations<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         .snap
         .node_claims
         .iter()
-        .filter(|c| c.metadata.deletion_timestamp.is_some())
+        .filter(|c| claim::deleting_ours(&c.metadata))
     {
-        let ours = c
-            .metadata
-            .finalizers
-            .iter()
-            .flatten()
-            .any(|f| f == TERMINATION_FINALIZER);
         let last: Option<Timestamp> = c
             .metadata
             .annotations
             .as_ref()
             .and_then(|a| a.get(TERMINATION_QUEUED))
             .and_then(|v| v.parse().ok());
-        if !ours || last.is_some_and(|t| now < t + REQUEUE_TERMINATION_AFTER) {
+        if last.is_some_and(|t| now < t + REQUEUE_TERMINATION_AFTER) {
             continue;
         }
         let name = claim::name(c).to_string();

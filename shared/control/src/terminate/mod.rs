@@ -32,7 +32,7 @@ use crate::error::ControlError;
 use crate::finalize;
 use crate::log::{controllers::TERMINATION, obj};
 use crate::metrics::names::{NODECLAIMS_TERMINATED, PODS_DRAINED};
-use crate::names::{DISRUPTED_TAINT, TERMINATION_FINALIZER};
+use crate::names::DISRUPTED_TAINT;
 use crate::ports::cloud::instance_id;
 use crate::ports::{Cloud, Cluster, Publisher, Target};
 
@@ -110,13 +110,7 @@ pub async fn terminate<C: Cluster, K: Cloud, P: Publisher>(
     let Some(c) = ctx.cluster.node_claim(name).await? else {
         return Ok(Step::Done);
     };
-    let has_finalizer = c
-        .metadata
-        .finalizers
-        .iter()
-        .flatten()
-        .any(|f| f == TERMINATION_FINALIZER);
-    if c.metadata.deletion_timestamp.is_none() || !has_finalizer {
+    if !claim::deleting_ours(&c.metadata) {
         return Ok(Step::Done);
     }
     let now = ctx.now();
