@@ -172,15 +172,7 @@ fn civil(unix_secs: i64) -> (u32, u32, u32, u32, u32) {
     let days = unix_secs.div_euclid(86_400);
     let secs = unix_secs.rem_euclid(86_400);
     let weekday = (days + 4).rem_euclid(7) as u32; // 1970-01-01 was a Thursday
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let (_, month, day) = crate::time::civil_from_days(days);
     (
         (secs / 60 % 60) as u32,
         (secs / 3600) as u32,
