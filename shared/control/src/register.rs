@@ -65,10 +65,7 @@ fn taint(t: &kerf_api::v1::common::Taint) -> Taint {
     Taint {
         key: t.key.clone(),
         value: t.value.clone(),
-        effect: serde_json::to_value(t.effect)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        effect: t.effect.as_str().into(),
         time_added: None,
     }
 }

@@ -89,6 +89,17 @@ pub enum TaintEffect {
     NoExecute,
 }
 
+impl TaintEffect {
+    /// The effect as Kubernetes writes it on a Node's taint.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaintEffect::NoSchedule => "NoSchedule",
+            TaintEffect::PreferNoSchedule => "PreferNoSchedule",
+            TaintEffect::NoExecute => "NoExecute",
+        }
+    }
+}
+
 /// A node taint.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -213,4 +224,20 @@ pub fn requirement_rules() -> serde_json::Value {
         {"message": "requirements with 'minValues' must have at least that many values specified in the 'values' field",
          "rule": "self.all(x, (x.operator == 'In' && has(x.minValues)) ? x.values.size() >= x.minValues : true)"}
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TaintEffect;
+
+    #[test]
+    fn a_taint_effect_is_written_as_it_is_serialized() {
+        for e in [
+            TaintEffect::NoSchedule,
+            TaintEffect::PreferNoSchedule,
+            TaintEffect::NoExecute,
+        ] {
+            assert_eq!(serde_json::to_value(e).unwrap(), e.as_str());
+        }
+    }
 }

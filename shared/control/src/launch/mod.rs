@@ -178,10 +178,7 @@ pub fn request(
         .map(|t| NodeTaint {
             key: t.key.clone(),
             value: t.value.clone(),
-            effect: serde_json::to_value(t.effect)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            effect: t.effect.as_str().into(),
         })
         .collect();
     let prioritized = claim
