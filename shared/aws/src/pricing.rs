@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use aws_sdk_pricing::types::{Filter as PricingFilter, FilterType};
 use jiff::Timestamp;
 use kerf_catalog::PriceSource;
-use kerf_catalog::pricing::estimate_spot;
+use kerf_catalog::pricing::{estimate_spot, listed};
 use serde_json::Value;
 
 use crate::error::{AwsError, from_sdk};
@@ -25,10 +25,7 @@ pub struct Prices {
 
 impl PriceSource for Prices {
     fn on_demand(&self, instance_type: &str) -> Option<f64> {
-        self.on_demand
-            .get(instance_type)
-            .copied()
-            .filter(|p| p.is_finite() && *p > 0.0)
+        listed(&self.on_demand, instance_type)
     }
 
     fn spot(&self, instance_type: &str, zone: &str) -> Option<f64> {

@@ -14,8 +14,21 @@ use std::collections::BTreeMap;
 pub trait PriceSource {
     /// USD per hour on demand, if known.
     fn on_demand(&self, instance_type: &str) -> Option<f64>;
-    /// USD per hour on spot in `zone`, if known.
-    fn spot(&self, instance_type: &str, zone: &str) -> Option<f64>;
+    /// USD per hour on spot in `zone`, if known: the estimate from the on-demand price unless
+    /// the source knows the market.
+    fn spot(&self, instance_type: &str, zone: &str) -> Option<f64> {
+        self.on_demand(instance_type)
+            .map(|od| estimate_spot(od, instance_type, zone))
+    }
+}
+
+/// The on-demand price of `instance_type` in a table, when it is a usable price (finite and
+/// above zero).
+pub fn listed(table: &BTreeMap<String, f64>, instance_type: &str) -> Option<f64> {
+    table
+        .get(instance_type)
+        .copied()
+        .filter(|p| p.is_finite() && *p > 0.0)
 }
 
 /// Lowest spot estimate, as a fraction of the on-demand price.
@@ -68,15 +81,7 @@ impl StaticPrices {
 
 impl PriceSource for StaticPrices {
     fn on_demand(&self, instance_type: &str) -> Option<f64> {
-        self.on_demand
-            .get(instance_type)
-            .copied()
-            .filter(|p| p.is_finite() && *p > 0.0)
-    }
-
-    fn spot(&self, instance_type: &str, zone: &str) -> Option<f64> {
-        self.on_demand(instance_type)
-            .map(|od| estimate_spot(od, instance_type, zone))
+        listed(&self.on_demand, instance_type)
     }
 }
 
