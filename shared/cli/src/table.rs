@@ -146,8 +146,8 @@ fn disruptions(p: &Plan, out: &mut String) {
                 .map(|l| format!("{} {}", l.instance_type, l.capacity_type))
                 .collect();
             vec![
-                d.reason.clone(),
-                d.action.clone(),
+                d.reason.as_str().into(),
+                d.action.as_str().into(),
                 d.node_claims.join(","),
                 if repl.is_empty() {
                     "-".into()

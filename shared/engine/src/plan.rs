@@ -5,7 +5,10 @@ use serde::Serialize;
 
 mod disruption;
 
-pub use disruption::{Disruption, DriftReason, Drifted, Method, PoolBudget, SkipKind, Skipped};
+pub use disruption::{
+    CommandAction, CommandReason, Disruption, DriftReason, Drifted, Method, PoolBudget, SkipKind,
+    Skipped,
+};
 pub use kerf_catalog::CapacityType;
 
 use crate::requirements::SelectorRequirement;

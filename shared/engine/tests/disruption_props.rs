@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use cluster::{ClusterGen, cluster_gen, daemon_requests};
 use kerf_catalog::CapacityType;
 use kerf_engine::model::{DisruptionReason, Pod};
-use kerf_engine::plan::{Method, Plan};
+use kerf_engine::plan::{CommandReason, Method, Plan};
 use kerf_engine::{DisruptOptions, Snapshot, allowed_disruptions, disrupt};
 use kerf_labels as kl;
 use proptest::prelude::*;
@@ -118,9 +118,9 @@ fn pods_placed(snap: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
             .flat_map(|n| pods_on(snap, n).filter(|p| reschedulable(p)).map(Pod::key))
             .collect();
         moved.sort();
-        if d.reason == "empty" || d.reason == "expired" {
+        if matches!(d.reason, CommandReason::Empty | CommandReason::Expired) {
             prop_assert!(d.replacements.is_empty() && d.nominations.is_empty());
-            let ok = d.reason == "expired" || moved.is_empty();
+            let ok = d.reason == CommandReason::Expired || moved.is_empty();
             prop_assert!(ok, "{id} deletes pods {moved:?}");
             continue;
         }
@@ -173,7 +173,7 @@ fn consolidation_saves(snap: &Snapshot, plan: &Plan) -> Result<(), TestCaseError
     for d in plan
         .disruptions
         .iter()
-        .filter(|d| d.reason == "underutilized")
+        .filter(|d| d.reason == CommandReason::Underutilized)
     {
         let id = &d.id;
         let prices: Vec<f64> = d.nodes.iter().map(|n| node_price(snap, n)).collect();
@@ -338,7 +338,7 @@ fn the_generator_reaches_every_method() {
     for _ in 0..150 {
         let g: ClusterGen = strategy.new_tree(&mut runner).unwrap().current();
         for d in plan(&g.snapshot()).disruptions {
-            seen.insert((d.method.name(), d.action));
+            seen.insert((d.method.name(), d.action.as_str().to_string()));
         }
     }
     for want in [

@@ -147,8 +147,8 @@ impl DisruptionExpect {
                 assert_eq!(got, w, "{at}: {what} {}", brief(plan));
             }
         };
-        eq("reason", &self.reason, &d.reason);
-        eq("action", &self.action, &d.action);
+        eq("reason", &self.reason, d.reason.as_str());
+        eq("action", &self.action, d.action.as_str());
         let method = serde_json::to_value(d.method).unwrap();
         eq("method", &self.method, method.as_str().unwrap_or_default());
         if let Some(want) = &self.node_claims {

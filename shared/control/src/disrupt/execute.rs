@@ -71,7 +71,7 @@ fn describe(d: &Disruption, view: &View) -> String {
         .collect();
     let mut s = format!(
         "disrupting nodeclaim(s) via {}, terminating {} nodes ({} pods) {}",
-        d.action,
+        d.action.as_str(),
         d.node_claims.len(),
         d.pods.len(),
         nodes.join(", ")
@@ -145,8 +145,8 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         ctx.metrics.count(
             DISRUPTION_DECISIONS,
             &[
-                ("decision", &d.action),
-                ("reason", &d.reason),
+                ("decision", d.action.as_str()),
+                ("reason", d.reason.as_str()),
                 ("nodepool", pool),
             ],
             1.0,
@@ -181,12 +181,12 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         ctx.cluster.annotate_node_claim(c, &a).await?;
     }
     if d.replacements.is_empty() {
-        delete_candidates(ctx, termination, d, &d.reason).await?;
+        delete_candidates(ctx, termination, d, d.reason.as_str()).await?;
         return Ok(true);
     }
     let labels = BTreeMap::from([(record::REPLACEMENT_OF.to_string(), d.id.clone())]);
     for r in &d.replacements {
-        let created = create_claim(ctx, view, r, &labels, &d.reason)
+        let created = create_claim(ctx, view, r, &labels, d.reason.as_str())
             .await
             .map_err(ControlError::Invalid)?;
         if let LaunchOutcome::Failed(e) = launch_claim(ctx, view, &created).await {
@@ -207,7 +207,11 @@ async fn announce<C: Cluster, K: Cloud, P: Publisher>(
     view: &View,
     d: &Disruption,
 ) {
-    let why = format!("{}/{}", d.method.condition_reason(), capitalize(&d.action));
+    let why = format!(
+        "{}/{}",
+        d.method.condition_reason(),
+        capitalize(d.action.as_str())
+    );
     for name in &d.node_claims {
         let Some(c) = view
             .snap

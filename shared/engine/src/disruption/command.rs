@@ -3,7 +3,7 @@
 
 use super::candidates::Candidate;
 use crate::model::Snapshot;
-use crate::plan::{Disruption, Launch, Method, Nomination};
+use crate::plan::{CommandAction, Disruption, Launch, Method, Nomination};
 
 /// A command over `cands` (each with its drift reason for drift commands).
 pub fn build(
@@ -14,9 +14,9 @@ pub fn build(
     mut nominations: Vec<Nomination>,
 ) -> Disruption {
     let action = if replacements.is_empty() {
-        "delete"
+        CommandAction::Delete
     } else {
-        "replace"
+        CommandAction::Replace
     };
     let node_claims: Vec<String> = cands.iter().map(|c| c.claim.name.clone()).collect();
     let prices: Vec<f64> = cands.iter().map(|c| c.price.unwrap_or(0.0)).collect();
@@ -33,8 +33,8 @@ pub fn build(
         Vec::new()
     };
     Disruption {
-        reason: method.reason().to_string(),
-        action: action.to_string(),
+        reason: method.reason(),
+        action,
         id: id(method, action, &node_claims),
         nodes: cands.iter().map(|c| c.node.name.clone()).collect(),
         node_pools: cands.iter().map(|c| c.pool.name.clone()).collect(),
@@ -53,7 +53,7 @@ pub fn build(
 
 /// `<method>-<16 hex digits>`: FNV-1a over the method, action and NodeClaims, so a later pass
 /// computing the same command gets the same identifier on any platform.
-pub fn id(method: Method, action: &str, node_claims: &[String]) -> String {
+pub fn id(method: Method, action: CommandAction, node_claims: &[String]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |s: &str| {
         for b in s.bytes().chain(std::iter::once(0)) {
@@ -61,12 +61,12 @@ pub fn id(method: Method, action: &str, node_claims: &[String]) -> String {
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
     };
-    eat(method.reason());
-    eat(action);
+    eat(method.reason().as_str());
+    eat(action.as_str());
     for c in node_claims {
         eat(c);
     }
-    format!("{}-{h:016x}", method.reason())
+    format!("{}-{h:016x}", method.reason().as_str())
 }
 
 /// Rounds money to six decimals (never a negative zero).

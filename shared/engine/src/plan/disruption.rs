@@ -7,15 +7,56 @@ use serde::{Deserialize, Serialize};
 use super::{Launch, Nomination};
 use crate::model::DisruptionReason;
 
+/// Why a command disrupts its nodes, spelt in the contract as `expired`, `empty`, `drifted` or
+/// `underutilized`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CommandReason {
+    Expired,
+    Empty,
+    Drifted,
+    Underutilized,
+}
+
+impl CommandReason {
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandReason::Expired => "expired",
+            CommandReason::Empty => "empty",
+            CommandReason::Drifted => "drifted",
+            CommandReason::Underutilized => "underutilized",
+        }
+    }
+}
+
+/// What a command does with its nodes: deletes them, or replaces them first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CommandAction {
+    Delete,
+    Replace,
+}
+
+impl CommandAction {
+    /// The contract's spelling (`delete`, `replace`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandAction::Delete => "delete",
+            CommandAction::Replace => "replace",
+        }
+    }
+}
+
 /// One disruption command: its candidates are tainted, its replacements launched, and the
 /// candidates deleted once every replacement is initialized.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Disruption {
     /// `empty`, `underutilized`, `drifted` or `expired`.
-    pub reason: String,
+    pub reason: CommandReason,
     /// `delete` or `replace`.
-    pub action: String,
+    pub action: CommandAction,
     pub node_claims: Vec<String>,
     /// The Node of each NodeClaim (same order).
     pub nodes: Vec<String>,
@@ -89,13 +130,15 @@ impl Method {
         }
     }
 
-    /// The contract's `reason`: `expired`, `empty`, `drifted` or `underutilized`.
-    pub fn reason(self) -> &'static str {
+    /// The contract's `reason` of its commands.
+    pub fn reason(self) -> CommandReason {
         match self {
-            Method::Expiration => "expired",
-            Method::Emptiness => "empty",
-            Method::Drift => "drifted",
-            Method::MultiNodeConsolidation | Method::SingleNodeConsolidation => "underutilized",
+            Method::Expiration => CommandReason::Expired,
+            Method::Emptiness => CommandReason::Empty,
+            Method::Drift => CommandReason::Drifted,
+            Method::MultiNodeConsolidation | Method::SingleNodeConsolidation => {
+                CommandReason::Underutilized
+            }
         }
     }
 
@@ -249,4 +292,27 @@ pub struct PoolBudget {
     pub nodes: u32,
     /// Of those, nodes NotReady or being deleted (they count against every reason).
     pub disrupting: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CommandAction, CommandReason};
+
+    #[test]
+    fn a_command_reason_and_action_are_written_as_the_contract_spells_them() {
+        let reasons = [
+            CommandReason::Expired,
+            CommandReason::Empty,
+            CommandReason::Drifted,
+            CommandReason::Underutilized,
+        ];
+        for r in reasons {
+            assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
+        }
+        for a in [CommandAction::Delete, CommandAction::Replace] {
+            assert_eq!(serde_json::to_value(a).unwrap(), a.as_str());
+        }
+        let spelt: Vec<&str> = reasons.iter().map(|r| r.as_str()).collect();
+        assert_eq!(spelt, ["expired", "empty", "drifted", "underutilized"]);
+    }
 }
