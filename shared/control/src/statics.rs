@@ -12,16 +12,13 @@ use serde_json::json;
 
 use crate::ctx::Ctx;
 use crate::error::ControlError;
-use crate::launch::{LaunchOutcome, create_claim, launch_claim};
+use crate::launch::{Creation, LaunchOutcome, create_claim, launch_claim};
 use crate::log::controllers::{STATIC_DEPROVISIONING, STATIC_PROVISIONING};
 use crate::log::obj;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
 use crate::provision::ProvisionReport;
 use crate::retire::{Retirement, delete_one};
 use crate::view::View;
-
-/// The `reason` static provisioning counts its NodeClaims under.
-const PROVISIONED: &str = "provisioned";
 
 /// The plan, or `None` without the gate or without a static pool (no conversion is spent on
 /// the passes of clusters that have none).
@@ -68,7 +65,7 @@ pub async fn scale_up<C: Cluster, K: Cloud, P: Publisher>(
     }
     let mut no_capacity = 0;
     for l in &p.launches {
-        let claim = match create_claim(ctx, view, l, &BTreeMap::new(), PROVISIONED).await {
+        let claim = match create_claim(ctx, view, l, &BTreeMap::new(), Creation::Static).await {
             Ok(c) => c,
             Err(e) => {
                 report

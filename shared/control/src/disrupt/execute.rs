@@ -29,7 +29,7 @@ use crate::names::DISRUPTED_TAINT;
 pub const DISRUPTION_LAUNCHING: &str = "DisruptionLaunching";
 pub const DISRUPTION_TERMINATING: &str = "DisruptionTerminating";
 use crate::events::claim_event_of;
-use crate::launch::{LaunchOutcome, create_claim, launch_claim};
+use crate::launch::{Creation, LaunchOutcome, create_claim, launch_claim};
 use crate::ports::EventType;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
 use crate::view::View;
@@ -186,7 +186,7 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     }
     let labels = BTreeMap::from([(record::REPLACEMENT_OF.to_string(), d.id.clone())]);
     for r in &d.replacements {
-        let created = create_claim(ctx, view, r, &labels, d.reason.as_str())
+        let created = create_claim(ctx, view, r, &labels, Creation::Replacement(d.reason))
             .await
             .map_err(ControlError::Invalid)?;
         if let LaunchOutcome::Failed(e) = launch_claim(ctx, view, &created).await {

@@ -29,7 +29,7 @@ use crate::claim;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::events::emit_all;
-use crate::launch::{create_claim, launch_claim};
+use crate::launch::{Creation, create_claim, launch_claim};
 use crate::log::controllers::INTERRUPTION;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
 use crate::retire::{Retirement, delete_one};
@@ -244,7 +244,7 @@ async fn replace<C: Cluster, K: Cloud, P: Publisher>(
     let created: Vec<Result<NodeClaim, String>> = stream::iter(
         evac.launches
             .iter()
-            .map(|l| create_claim(ctx, view, l, &labels, "interrupted")),
+            .map(|l| create_claim(ctx, view, l, &labels, Creation::Interruption)),
     )
     .buffered(n)
     .collect()

@@ -1,7 +1,7 @@
 //! Creating the NodeClaim of a planned launch, before its instance exists.
 
 use kerf_api::v1::NodeClaim;
-use kerf_engine::plan::Launch;
+use kerf_engine::plan::{CommandReason, Launch};
 use serde_json::json;
 
 use crate::claim;
@@ -11,14 +11,39 @@ use crate::metrics::names::NODECLAIMS_CREATED;
 use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
 
+/// Why a NodeClaim is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Creation {
+    /// For pending pods.
+    Provisioning,
+    /// To bring a static NodePool up to its replicas.
+    Static,
+    /// To replace the candidates of a disruption command.
+    Replacement(CommandReason),
+    /// To replace a node EC2 is about to take back.
+    Interruption,
+}
+
+impl Creation {
+    /// The `reason` it is counted under in `karpenter_nodeclaims_created_total`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Creation::Provisioning => "provisioning",
+            Creation::Static => "provisioned",
+            Creation::Replacement(r) => r.as_str(),
+            Creation::Interruption => "interrupted",
+        }
+    }
+}
+
 /// Creates the NodeClaim of a planned launch (`labels` added to the pool's), logged and
-/// counted under `reason` (`provisioning`, or the disruption reason of a replacement).
+/// counted under the reason of `why`.
 pub async fn create_claim<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     view: &View,
     l: &Launch,
     labels: &std::collections::BTreeMap<String, String>,
-    reason: &str,
+    why: Creation,
 ) -> Result<NodeClaim, String> {
     let pool = view
         .pool(&l.node_pool)
@@ -45,7 +70,7 @@ pub async fn create_claim<C: Cluster, K: Cloud, P: Publisher>(
         .map_err(|e| e.to_string())?;
     ctx.metrics.count(
         NODECLAIMS_CREATED,
-        &[("nodepool", &l.node_pool), ("reason", reason)],
+        &[("nodepool", &l.node_pool), ("reason", why.reason())],
         1.0,
     );
     ctx.log.info(

@@ -13,7 +13,7 @@
 mod create;
 mod one;
 
-pub use create::create_claim;
+pub use create::{Creation, create_claim};
 pub use one::{LaunchOutcome, launch_claim};
 
 use std::collections::BTreeMap;

@@ -10,7 +10,7 @@ use super::ProvisionReport;
 use super::notify::{self, Notes};
 use crate::claim;
 use crate::ctx::Ctx;
-use crate::launch::{LaunchOutcome, create_claim, launch_claim};
+use crate::launch::{Creation, LaunchOutcome, create_claim, launch_claim};
 use crate::names::conditions::LAUNCHED;
 use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
@@ -93,7 +93,7 @@ pub(super) async fn apply<C: Cluster, K: Cloud, P: Publisher>(
         stream::iter(plan.launches.iter().map(|l| async move {
             (
                 l,
-                create_claim(ctx, view, l, &Default::default(), "provisioning").await,
+                create_claim(ctx, view, l, &Default::default(), Creation::Provisioning).await,
             )
         }))
         .buffered(n)
