@@ -25,6 +25,7 @@ fn offering(zone: &str, capacity_type: CapacityType, available: bool) -> Offerin
         capacity_type,
         price: 0.1,
         available,
+        partition: None,
     }
 }
 

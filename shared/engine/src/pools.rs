@@ -22,6 +22,8 @@ pub struct Off {
     pub zone: String,
     pub capacity_type: CapacityType,
     pub price: f64,
+    /// Its partition of the node class's partition placement group.
+    pub partition: Option<u32>,
 }
 
 /// An instance type as one pool sees it.
@@ -40,11 +42,12 @@ pub struct TypeCtx<'a> {
     pub offerings: Vec<Off>,
 }
 
-/// Keys an instance type's labels do not decide: offerings (zone, capacity type), the pool
-/// and the node do.
-pub const NOT_OF_THE_TYPE: [&str; 4] = [
+/// Keys an instance type's labels do not decide: offerings (zone, capacity type, partition),
+/// the pool and the node do.
+pub const NOT_OF_THE_TYPE: [&str; 5] = [
     labels::ZONE,
     labels::CAPACITY_TYPE,
+    labels::PLACEMENT_GROUP_PARTITION,
     labels::NODEPOOL,
     labels::HOSTNAME,
 ];
@@ -303,6 +306,7 @@ fn type_ctx<'a>(
             zone: o.zone.clone(),
             capacity_type: o.capacity_type,
             price: o.price,
+            partition: o.partition,
         })
         .filter(|o| offering_allowed(o, reqs))
         .collect();
@@ -311,6 +315,7 @@ fn type_ctx<'a>(
             .total_cmp(&b.price)
             .then(a.zone.cmp(&b.zone))
             .then(a.capacity_type.cmp(&b.capacity_type))
+            .then(a.partition.cmp(&b.partition))
     });
     if t.offerings.is_empty() {
         return None;
