@@ -39,7 +39,9 @@ impl Offered {
                 let part = o.partition.map(|p| p.to_string());
                 let part_ok = match &part {
                     Some(p) => allows(reqs, labels::PLACEMENT_GROUP_PARTITION, p),
-                    None => true,
+                    None => reqs
+                        .get(labels::PLACEMENT_GROUP_PARTITION)
+                        .is_none_or(|r| r.allows_absent()),
                 };
                 if allows(reqs, labels::ZONE, &o.zone)
                     && allows(reqs, labels::CAPACITY_TYPE, ct)
@@ -103,7 +105,9 @@ pub fn add_universe(
             .iter()
             .filter(|n| !n.deleting && !overlay.gone(&n.name))
         {
-            if let Some(v) = n.labels.get(key) {
+            // A partition label is empty until registration reads the partition EC2 chose.
+            let unknown = |v: &String| key == labels::PLACEMENT_GROUP_PARTITION && v.is_empty();
+            if let Some(v) = n.labels.get(key).filter(|v| !unknown(v)) {
                 topo.add_domain(key, v, &n.taints);
             }
         }
