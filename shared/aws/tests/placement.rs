@@ -1,7 +1,8 @@
 //! Placement groups against recorded-format EC2 responses (moto 5.2.1 has no placement
-//! groups: no `DescribePlacementGroups`, no `PlacementGroupInfo` in `DescribeInstanceTypes`,
-//! no `Placement.PartitionNumber`): the fault proxy serves the fixture and records the
-//! request, so both the query sent and the reading of the answer are checked.
+//! groups: no `DescribePlacementGroups`, no `Placement.PartitionNumber` on instances; its
+//! `DescribeInstanceTypes` does carry `PlacementGroupInfo`, checked in `moto/discovery.rs`):
+//! the fault proxy serves the fixture and records the request, so both the query sent and the
+//! reading of the answer are checked.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

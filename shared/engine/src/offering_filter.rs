@@ -1,9 +1,20 @@
 //! Whether a requirement set admits an offering (its zone, capacity type and placement-group
 //! partition), with the three requirements looked up once for loops over many offerings.
 
+use kerf_catalog::CapacityType;
+
 use crate::labels;
-use crate::pools::Off;
 use crate::requirements::{Requirement, Requirements};
+
+/// An offering a pool may buy.
+#[derive(Clone, Debug)]
+pub struct Off {
+    pub zone: String,
+    pub capacity_type: CapacityType,
+    pub price: f64,
+    /// Its partition of the node class's partition placement group.
+    pub partition: Option<u32>,
+}
 
 /// True when `reqs` admit the offering's zone, capacity type and partition.
 pub fn offering_allowed(o: &Off, reqs: &Requirements) -> bool {
@@ -46,7 +57,6 @@ impl<'r> OfferingFilter<'r> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kerf_catalog::CapacityType;
 
     fn off(partition: Option<u32>) -> Off {
         Off {

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use kerf_catalog::{CapacityType, InstanceType};
+use kerf_catalog::InstanceType;
 use rustc_hash::FxHashMap;
 
 use crate::cost::{COST_RESOURCE, micro, pool_cost, priced};
@@ -15,16 +15,6 @@ use crate::podreqs::{Relaxation, strict_requirements};
 use crate::requirements::{Requirement, Requirements};
 use crate::res::{Res, ResIndex};
 use crate::taints::first_untolerated;
-
-/// An offering a pool may buy.
-#[derive(Clone, Debug)]
-pub struct Off {
-    pub zone: String,
-    pub capacity_type: CapacityType,
-    pub price: f64,
-    /// Its partition of the node class's partition placement group.
-    pub partition: Option<u32>,
-}
 
 /// An instance type as one pool sees it.
 #[derive(Clone, Debug)]
@@ -90,7 +80,7 @@ impl TypeCtx<'_> {
     }
 }
 
-pub use crate::offering_filter::{OfferingFilter, offering_allowed};
+pub use crate::offering_filter::{Off, OfferingFilter, offering_allowed};
 
 /// A NodePool ready for scheduling.
 #[derive(Clone, Debug)]
