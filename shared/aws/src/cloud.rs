@@ -1,6 +1,7 @@
 //! The control layer's Cloud port on EC2 ([`Ec2Cloud`]): catalogs from instance-type
-//! discovery and live prices, zones limited to the class's subnets; launches through
-//! launch templates grouped by (AMI, max pods) and one CreateFleet per NodeClaim with the
+//! discovery and live prices, zones limited to the class's subnets, types and offerings
+//! shaped by its placement group; launches through launch templates grouped by (AMI, max
+//! pods, placement) and one CreateFleet per NodeClaim with the
 //! NodeClaim UID as ClientToken; instances described, listed by cluster tag and terminated.
 //! Node classes are resolved once a minute per class version; the cluster's endpoint, CA
 //! and version are read once per container.

@@ -380,5 +380,4 @@ pub(crate) mod tests {
         c.user_data.push('x');
         assert_ne!(a.name(), c.name());
     }
-
 }

@@ -5,8 +5,8 @@
 //! of the same name when there is one.
 
 use aws_sdk_ec2::types::{InstanceStorageInfo, InstanceTypeInfo, NetworkInfo};
-use kerf_catalog::spec::{Accelerator, Gpu, InstanceStorage, NeuronDevice};
 use kerf_catalog::placement::Strategy;
+use kerf_catalog::spec::{Accelerator, Gpu, InstanceStorage, NeuronDevice};
 use kerf_catalog::{Ec2Spec, SpecSource};
 
 fn u32_of(v: Option<i32>) -> Option<u32> {

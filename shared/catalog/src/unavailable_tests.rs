@@ -183,7 +183,11 @@ fn a_group_scoped_mark_blocks_only_the_catalog_of_that_group() {
     assert_eq!(availability(&other), vec![true, true, true]);
     let mut general = in_group("pg-0abc");
     marks(&[key()], t0()).apply(&mut general, t0());
-    assert_eq!(availability(&general), vec![false, true, true], "unscoped marks hold everywhere");
+    assert_eq!(
+        availability(&general),
+        vec![false, true, true],
+        "unscoped marks hold everywhere"
+    );
 }
 
 #[test]

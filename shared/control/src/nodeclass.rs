@@ -216,10 +216,20 @@ mod tests {
         let bad = next(Some(&ok), Ok(missing), t0);
         assert_eq!(find(&bad, pg).reason, "PlacementGroupNotFound");
         let r = find(&bad, READY);
-        assert_eq!((r.status, r.reason.as_str()), (ConditionStatus::False, "UnhealthyDependents"));
-        assert!(r.message.contains("PlacementGroupReady=False"), "{}", r.message);
+        assert_eq!(
+            (r.status, r.reason.as_str()),
+            (ConditionStatus::False, "UnhealthyDependents")
+        );
+        assert!(
+            r.message.contains("PlacementGroupReady=False"),
+            "{}",
+            r.message
+        );
         assert!(!same(&ok, &bad));
         let failed = with_placement(ConditionStatus::False, "PlacementGroupResolutionFailed");
-        assert!(!same(&bad, &next(Some(&bad), Ok(failed), t0)), "a new reason is a change");
+        assert!(
+            !same(&bad, &next(Some(&bad), Ok(failed), t0)),
+            "a new reason is a change"
+        );
     }
 }

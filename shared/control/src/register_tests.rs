@@ -106,10 +106,23 @@ fn only_a_claim_in_a_group_with_an_empty_partition_waits_for_one() {
     };
     let pg = crate::names::PLACEMENT_GROUP_ID;
     let part = crate::names::PLACEMENT_GROUP_PARTITION;
-    assert!(partition::needs_partition(&with(&[(pg, "pg-1"), (part, "")])));
-    assert!(!partition::needs_partition(&with(&[(pg, "pg-1"), (part, "2")])));
-    assert!(!partition::needs_partition(&with(&[(pg, "pg-1")])), "not a partition group");
+    assert!(partition::needs_partition(&with(&[
+        (pg, "pg-1"),
+        (part, "")
+    ])));
+    assert!(!partition::needs_partition(&with(&[
+        (pg, "pg-1"),
+        (part, "2")
+    ])));
+    assert!(
+        !partition::needs_partition(&with(&[(pg, "pg-1")])),
+        "not a partition group"
+    );
     assert!(!partition::needs_partition(&claim()));
     let n = registered_node(&node(json!({})), &with(&[(pg, "pg-1"), (part, "3")]));
-    assert_eq!(n.metadata.labels.unwrap()[part], "3", "the node gets the claim's partition");
+    assert_eq!(
+        n.metadata.labels.unwrap()[part],
+        "3",
+        "the node gets the claim's partition"
+    );
 }

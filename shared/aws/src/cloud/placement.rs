@@ -88,7 +88,11 @@ mod tests {
         ];
         let c = placed(catalog(), &Resolution::Found(pg), &specs).unwrap();
         let names: Vec<&str> = c.instance_types.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["c5.large"], "burstable types cannot join a cluster group");
+        assert_eq!(
+            names,
+            ["c5.large"],
+            "burstable types cannot join a cluster group"
+        );
         assert_eq!(placement::group_id(&c), Some("pg-0abc"));
         let plain = placed(catalog(), &Resolution::NoSelector, &specs).unwrap();
         assert_eq!(plain, catalog());
@@ -96,7 +100,11 @@ mod tests {
 
     #[test]
     fn a_group_that_does_not_resolve_leaves_no_catalog() {
-        let missing = placed(catalog(), &Resolution::NotFound(Query::Name("ml".into())), &[]);
+        let missing = placed(
+            catalog(),
+            &Resolution::NotFound(Query::Name("ml".into())),
+            &[],
+        );
         assert!(matches!(missing, Err(CloudError::NodeClassNotReady(m)) if m.contains("ml")));
         let failed = Resolution::Failed {
             query: Query::Name("ml".into()),

@@ -104,7 +104,10 @@ mod tests {
             (c.status, c.reason)
         };
         assert_eq!(truth(&Resolution::NoSelector).0, ConditionStatus::True);
-        assert_eq!(truth(&Resolution::Found(pg.clone())).0, ConditionStatus::True);
+        assert_eq!(
+            truth(&Resolution::Found(pg.clone())).0,
+            ConditionStatus::True
+        );
         let missing = placement_condition(&Resolution::NotFound(Query::Name("kafka".into())));
         assert_eq!(
             (missing.status, missing.reason.as_str()),
@@ -118,7 +121,10 @@ mod tests {
         };
         assert_eq!(
             truth(&failed),
-            (ConditionStatus::False, "PlacementGroupResolutionFailed".to_string()),
+            (
+                ConditionStatus::False,
+                "PlacementGroupResolutionFailed".to_string()
+            ),
             "a failed call is reported even with a group kept"
         );
     }

@@ -73,7 +73,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use aws_sdk_ec2::types::{
-        FleetLaunchTemplateOverrides, LaunchTemplateAndOverridesResponse, InstanceType,
+        FleetLaunchTemplateOverrides, InstanceType, LaunchTemplateAndOverridesResponse,
     };
     use kerf_catalog::CapacityType;
 
@@ -130,7 +130,9 @@ mod tests {
     }
 
     fn out(errors: Vec<CreateFleetError>) -> CreateFleetOutput {
-        CreateFleetOutput::builder().set_errors(Some(errors)).build()
+        CreateFleetOutput::builder()
+            .set_errors(Some(errors))
+            .build()
     }
 
     const SPREAD: &str = "You've reached the limit of instances in this spread placement group. \
@@ -142,23 +144,37 @@ mod tests {
             &out(vec![error("m5.large", "b", "no capacity")]),
             &req(Some("pg-0abc")),
         );
-        let want = OfferingKey::new(CapacityType::OnDemand, "m5.large", "b").in_group(Some("pg-0abc"));
+        let want =
+            OfferingKey::new(CapacityType::OnDemand, "m5.large", "b").in_group(Some("pg-0abc"));
         assert_eq!(keys, [want]);
         assert_eq!(other, None);
-        let (keys, _) = read_errors(&out(vec![error("m5.large", "b", "no capacity")]), &req(None));
+        let (keys, _) = read_errors(
+            &out(vec![error("m5.large", "b", "no capacity")]),
+            &req(None),
+        );
         assert_eq!(keys[0].placement_group, None);
     }
 
     #[test]
     fn a_full_spread_group_marks_every_candidate_of_the_zone() {
-        let (keys, _) = read_errors(&out(vec![error("m5.large", "a", SPREAD)]), &req(Some("pg-0abc")));
+        let (keys, _) = read_errors(
+            &out(vec![error("m5.large", "a", SPREAD)]),
+            &req(Some("pg-0abc")),
+        );
         let names: Vec<(&str, &str)> = keys
             .iter()
             .map(|k| (k.instance_type.as_str(), k.zone.as_str()))
             .collect();
         assert_eq!(names, [("c5.large", "a"), ("m5.large", "a")]);
-        assert!(keys.iter().all(|k| k.placement_group.as_deref() == Some("pg-0abc")));
+        assert!(
+            keys.iter()
+                .all(|k| k.placement_group.as_deref() == Some("pg-0abc"))
+        );
         let (outside, _) = read_errors(&out(vec![error("m5.large", "a", SPREAD)]), &req(None));
-        assert_eq!(outside.len(), 1, "without a group only the override is marked");
+        assert_eq!(
+            outside.len(),
+            1,
+            "without a group only the override is marked"
+        );
     }
 }

@@ -193,10 +193,20 @@ fn partitioned() -> Catalog {
 
 #[test]
 fn partitions_share_one_option_and_the_lowest_asked_is_launched() {
-    let any = claim(json!([{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]), "1");
+    let any = claim(
+        json!([{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]),
+        "1",
+    );
     let r = request(&any, class(), &partitioned(), 60).unwrap();
-    assert_eq!(r.options.len(), 3, "one override per type and zone, whatever the partitions");
-    assert!(!r.labels.contains_key(PLACEMENT_GROUP_PARTITION), "EC2 picks");
+    assert_eq!(
+        r.options.len(),
+        3,
+        "one override per type and zone, whatever the partitions"
+    );
+    assert!(
+        !r.labels.contains_key(PLACEMENT_GROUP_PARTITION),
+        "EC2 picks"
+    );
     let some = claim(
         json!([{"key": PLACEMENT_GROUP_PARTITION, "operator": "In", "values": ["3", "2"]}]),
         "1",
@@ -240,7 +250,10 @@ fn a_claim_in_a_partition_group_is_labelled_with_the_group_and_partition() {
     assert_eq!(labels[crate::names::PLACEMENT_GROUP_ID], "pg-0abc");
     assert_eq!(labels[PLACEMENT_GROUP_PARTITION], "2");
     let unasked = launched_labels(&l, &partitioned(), &BTreeMap::new());
-    assert_eq!(unasked[PLACEMENT_GROUP_PARTITION], "", "filled at registration");
+    assert_eq!(
+        unasked[PLACEMENT_GROUP_PARTITION], "",
+        "filled at registration"
+    );
     let outside = launched_labels(&l, &catalog(), &asked);
     assert!(!outside.contains_key(PLACEMENT_GROUP_PARTITION));
     assert!(!outside.contains_key(crate::names::PLACEMENT_GROUP_ID));

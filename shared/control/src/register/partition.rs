@@ -30,7 +30,8 @@ pub enum Filled {
 pub fn needs_partition(c: &NodeClaim) -> bool {
     let labels = c.metadata.labels.as_ref();
     let label = |k: &str| labels.and_then(|l| l.get(k));
-    label(PLACEMENT_GROUP_ID).is_some() && label(PLACEMENT_GROUP_PARTITION).is_some_and(String::is_empty)
+    label(PLACEMENT_GROUP_ID).is_some()
+        && label(PLACEMENT_GROUP_PARTITION).is_some_and(String::is_empty)
 }
 
 /// Fills the claim's empty partition label from its instance.
@@ -49,6 +50,9 @@ pub async fn fill<C: Cluster, K: Cloud, P: Publisher>(
         return Ok(Filled::Waiting);
     };
     let labels = BTreeMap::from([(PLACEMENT_GROUP_PARTITION.to_string(), p.to_string())]);
-    let written = ctx.cluster.label_node_claim(claim::name(c), &labels).await?;
+    let written = ctx
+        .cluster
+        .label_node_claim(claim::name(c), &labels)
+        .await?;
     Ok(Filled::Labelled(Box::new(written)))
 }
