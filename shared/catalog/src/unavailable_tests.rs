@@ -162,7 +162,7 @@ fn keys_scoped_by_a_placement_group_round_trip() {
 fn a_group_scoped_mark_blocks_only_the_catalog_of_that_group() {
     let scoped = key().in_group(Some("pg-0abc"));
     let mut outside = catalog();
-    marks(&[scoped.clone()], t0()).apply(&mut outside, t0());
+    marks(std::slice::from_ref(&scoped), t0()).apply(&mut outside, t0());
     assert_eq!(availability(&outside), vec![true, true, true]);
     let in_group = |id: &str| {
         let mut c = catalog();
@@ -176,7 +176,7 @@ fn a_group_scoped_mark_blocks_only_the_catalog_of_that_group() {
         c
     };
     let mut inside = in_group("pg-0abc");
-    marks(&[scoped.clone()], t0()).apply(&mut inside, t0());
+    marks(std::slice::from_ref(&scoped), t0()).apply(&mut inside, t0());
     assert_eq!(availability(&inside), vec![false, true, true]);
     let mut other = in_group("pg-0def");
     marks(&[scoped], t0()).apply(&mut other, t0());

@@ -25,7 +25,7 @@ pub(super) fn templates(
     let mut specs: Vec<LaunchTemplateSpec> = Vec::new();
     let mut options = Vec::new();
     let mut tags = req.node_class.spec.tags.clone();
-    tags.insert(kerf_labels::aws::cluster_tag(&cluster_name), "owned".into());
+    tags.insert(kerf_labels::aws::cluster_tag(cluster_name), "owned".into());
     tags.insert("eks:eks-cluster-name".into(), cluster_name.to_string());
     for o in &req.options {
         let Some(it) = catalog
