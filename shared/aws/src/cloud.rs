@@ -1,9 +1,16 @@
 //! The control layer's Cloud port on EC2 ([`Ec2Cloud`]): catalogs from instance-type
-//! discovery and live prices, zones limited to the class's subnets; launches through
-//! launch templates grouped by (AMI, max pods) and one CreateFleet per NodeClaim with the
+//! discovery and live prices, zones limited to the class's subnets, types and offerings
+//! shaped by its placement group; launches through launch templates grouped by (AMI, max
+//! pods, placement) and one CreateFleet per NodeClaim with the
 //! NodeClaim UID as ClientToken; instances described, listed by cluster tag and terminated.
 //! Node classes are resolved once a minute per class version; the cluster's endpoint, CA
 //! and version are read once per container.
+
+mod placement;
+mod status;
+mod templates;
+
+pub use status::{PLACEMENT_GROUP_READY, placement_condition};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +19,6 @@ use std::sync::{Arc, Mutex};
 use jiff::{SignedDuration, Timestamp};
 use kerf_api::v1::EC2NodeClass;
 use kerf_catalog::Catalog;
-use kerf_control::ports::cloud::NodeTaint;
 use kerf_control::ports::{self, Cloud, CloudError, LaunchRequest};
 use tokio::sync::OnceCell;
 
@@ -20,13 +26,13 @@ use crate::cluster::{self, Cluster};
 use crate::config::Clients;
 use crate::discovery::Discovery;
 use crate::error::AwsError;
-use crate::fleet::{self, LaunchOption};
+use crate::fleet;
 use crate::instances;
 use crate::launch;
-use crate::launch_template::{self, LaunchTemplateSpec, PrimaryInterface};
+use crate::launch_template;
 use crate::nodeclass::{self, Resolved};
+use crate::placement_group::{PlacementGroups, Resolution};
 use crate::price_book::PriceBook;
-use crate::userdata::{self, NodeBootstrap};
 
 /// How long a resolved node class is reused (Karpenter's subnet/SG/AMI caches: 1–5 min).
 pub const CLASS_TTL: SignedDuration = SignedDuration::from_mins(1);
@@ -67,6 +73,7 @@ pub struct Ec2Cloud {
     refreshing: Arc<AtomicBool>,
     cluster: OnceCell<Cluster>,
     classes: Mutex<BTreeMap<ClassKey, (Timestamp, Arc<Resolved>)>>,
+    placement_groups: PlacementGroups,
 }
 
 impl std::fmt::Debug for Ec2Cloud {
@@ -111,6 +118,7 @@ impl Ec2Cloud {
             refreshing: Arc::new(AtomicBool::new(false)),
             cluster: OnceCell::new(),
             classes: Mutex::new(BTreeMap::new()),
+            placement_groups: PlacementGroups::new(),
             clients,
             settings,
         }
@@ -161,7 +169,27 @@ impl Ec2Cloud {
         Ok(r)
     }
 
+    /// The class's placement group, resolved (cached; see [`crate::placement_group`]).
+    pub async fn placement(&self, c: &EC2NodeClass) -> Resolution {
+        let selector = c.spec.placement_group_selector.as_ref();
+        self.placement_groups
+            .resolve(&self.clients.ec2, selector, Timestamp::now())
+            .await
+    }
+
+    /// The class's catalog in its placement group.
     async fn class_catalog(&self, c: &EC2NodeClass) -> Result<Catalog, CloudError> {
+        let catalog = self.zonal_catalog(c).await?;
+        let specs = self
+            .discovery
+            .cached(Timestamp::now())
+            .map(|inv| inv.specs)
+            .unwrap_or_default();
+        placement::placed(catalog, &self.placement(c).await, &specs)
+    }
+
+    /// The class's catalog in the zones of its subnets.
+    async fn zonal_catalog(&self, c: &EC2NodeClass) -> Result<Catalog, CloudError> {
         let resolved = self.resolved(c).await?;
         let settings = kerf_convert::cluster::settings(c)
             .map_err(|e| CloudError::NodeClassNotReady(e.to_string()))?;
@@ -223,137 +251,6 @@ impl Ec2Cloud {
             flag.store(false, Ordering::SeqCst);
         });
     }
-
-    /// One launch template per (AMI, max pods) group of the options, in option order.
-    fn templates(
-        &self,
-        cluster: &Cluster,
-        req: &LaunchRequest,
-        resolved: &Resolved,
-        catalog: &Catalog,
-    ) -> Result<(Vec<LaunchOption>, Vec<LaunchTemplateSpec>), CloudError> {
-        let mut specs: Vec<LaunchTemplateSpec> = Vec::new();
-        let mut options = Vec::new();
-        let mut tags = req.node_class.spec.tags.clone();
-        tags.insert(
-            kerf_labels::aws::cluster_tag(&self.settings.cluster),
-            "owned".into(),
-        );
-        tags.insert("eks:eks-cluster-name".into(), self.settings.cluster.clone());
-        for o in &req.options {
-            let Some(it) = catalog
-                .instance_types
-                .iter()
-                .find(|t| t.name == o.instance_type)
-            else {
-                continue;
-            };
-            let arch = arch_of(
-                it.labels
-                    .get(kerf_labels::ARCH)
-                    .map(String::as_str)
-                    .unwrap_or("amd64"),
-            );
-            let Some(ami) = resolved.amis.iter().find(|a| a.arch == arch) else {
-                continue;
-            };
-            let max_pods = (it.capacity.get("pods") / 1000).max(0) as u32;
-            let node = NodeBootstrap {
-                labels: req.labels.clone(),
-                taints: req.taints.iter().map(taint).collect(),
-                max_pods: Some(max_pods),
-                kubelet: resolved.kubelet.clone(),
-                raid0: resolved.raid0,
-            };
-            let user_data = userdata::render(
-                resolved.family,
-                &cluster.info,
-                &node,
-                resolved.user_data.as_deref(),
-            )
-            .map_err(|e| CloudError::NodeClassNotReady(e.to_string()))?;
-            let spec = LaunchTemplateSpec {
-                image_id: ami.id.clone(),
-                security_group_ids: resolved.security_groups.clone(),
-                user_data,
-                block_devices: resolved.block_devices.clone(),
-                metadata: resolved.metadata.clone(),
-                instance_profile: resolved.instance_profile.clone(),
-                tags: tags.clone(),
-                network: PrimaryInterface {
-                    ipv6: cluster.info.is_ipv6(),
-                    ..resolved.network.clone()
-                },
-            };
-            let name = spec.name();
-            if !specs.iter().any(|s| s.name() == name) {
-                specs.push(spec);
-            }
-            options.push(LaunchOption {
-                instance_type: o.instance_type.clone(),
-                zone: o.zone.clone(),
-                price: o.price,
-                launch_template: name,
-            });
-        }
-        if options.is_empty() {
-            return Err(CloudError::NodeClassNotReady(
-                "no AMI for the architecture of any requested instance type".into(),
-            ));
-        }
-        Ok((options, specs))
-    }
-}
-
-fn taint(t: &NodeTaint) -> userdata::Taint {
-    userdata::Taint {
-        key: t.key.clone(),
-        value: t.value.clone(),
-        effect: t.effect.clone(),
-    }
-}
-
-fn status(r: &Resolved) -> kerf_api::v1::EC2NodeClassStatus {
-    use kerf_api::v1::ec2nodeclass_status::{Ami, NodeSelectorRequirement, SecurityGroup, Subnet};
-    kerf_api::v1::EC2NodeClassStatus {
-        subnets: r
-            .subnets
-            .values()
-            .map(|s| Subnet {
-                id: s.id.clone(),
-                zone: s.zone.clone(),
-                zone_id: (!s.zone_id.is_empty()).then(|| s.zone_id.clone()),
-            })
-            .collect(),
-        security_groups: r
-            .security_groups
-            .iter()
-            .map(|id| SecurityGroup {
-                id: id.clone(),
-                name: None,
-            })
-            .collect(),
-        amis: r
-            .amis
-            .iter()
-            .map(|a| Ami {
-                id: a.id.clone(),
-                deprecated: a.deprecated,
-                name: Some(a.name.clone()),
-                requirements: vec![NodeSelectorRequirement {
-                    key: kerf_labels::ARCH.into(),
-                    operator: "In".into(),
-                    values: vec![if a.arch == "x86_64" {
-                        "amd64".into()
-                    } else {
-                        a.arch.clone()
-                    }],
-                }],
-            })
-            .collect(),
-        instance_profile: r.instance_profile.clone(),
-        ..Default::default()
-    }
 }
 
 impl Cloud for Ec2Cloud {
@@ -361,7 +258,8 @@ impl Cloud for Ec2Cloud {
         &self,
         class: &EC2NodeClass,
     ) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
-        Ok(status(&*self.resolved(class).await?))
+        let resolved = self.resolved(class).await?;
+        Ok(status::status(&resolved, &self.placement(class).await))
     }
 
     async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
@@ -372,7 +270,15 @@ impl Cloud for Ec2Cloud {
         let cluster = self.cluster().await?.clone();
         let resolved = self.resolved(&req.node_class).await?;
         let catalog = self.class_catalog(&req.node_class).await?;
-        let (options, specs) = self.templates(&cluster, req, &resolved, &catalog)?;
+        let group = self.placement(&req.node_class).await.group().cloned();
+        let (options, specs) = templates::templates(
+            &self.settings.cluster,
+            &cluster,
+            req,
+            &resolved,
+            &catalog,
+            group.as_ref(),
+        )?;
         let now = Timestamp::now();
         for s in &specs {
             launch_template::ensure(&self.clients.ec2, s, now).await?;
@@ -388,6 +294,7 @@ impl Cloud for Ec2Cloud {
             subnets: resolved.subnets.clone(),
             tags: req.node_class.spec.tags.clone(),
             prioritized: req.prioritized,
+            placement_group: group.map(|g| g.id),
         };
         let l = launch::launch_ensuring(&self.clients.ec2, &fleet_req, &specs, now).await?;
         let image_id = catalog

@@ -1,6 +1,10 @@
 //! The CreateFleet request (instant, one instance, cheapest overrides first) and the reading
 //! of its answer: the launched instance, or the capacity errors that feed the ICE cache.
 
+mod capacity;
+
+pub use capacity::{SPREAD_LIMIT, is_spread_limit};
+
 use std::collections::BTreeMap;
 
 use aws_sdk_ec2::operation::create_fleet::CreateFleetOutput;
@@ -13,7 +17,7 @@ use aws_sdk_ec2::types::{
 };
 use kerf_catalog::CapacityType;
 
-use crate::error::{AwsError, ErrorInfo, classify_code};
+use crate::error::{AwsError, classify_code};
 use crate::network::Subnet;
 use kerf_catalog::unavailable::OfferingKey;
 
@@ -64,6 +68,8 @@ pub struct LaunchRequest {
     /// its `Priority`, and the fleet follows them (`prioritized` on-demand,
     /// `capacity-optimized-prioritized` spot), as Karpenter's provider does.
     pub prioritized: bool,
+    /// The node class's placement group (`pg-...`): capacity errors are scoped by it.
+    pub placement_group: Option<String>,
 }
 
 /// A launched (or, on retry, re-found) instance.
@@ -249,32 +255,7 @@ fn override_zone(
 
 /// Reads a CreateFleet answer: the instance, or the typed error when none launched.
 pub fn interpret(out: &CreateFleetOutput, req: &LaunchRequest) -> Result<Launched, AwsError> {
-    let mut unavailable = Vec::new();
-    let mut other: Option<ErrorInfo> = None;
-    for e in out.errors() {
-        let code = e.error_code().unwrap_or("Unknown");
-        let ov = e
-            .launch_template_and_overrides()
-            .and_then(|l| l.overrides());
-        let itype = ov
-            .and_then(|o| o.instance_type())
-            .map(|t| t.as_str().to_string());
-        match (is_capacity_code(code), itype, override_zone(req, ov)) {
-            (true, Some(t), Some(z)) => {
-                unavailable.push(OfferingKey::new(req.capacity_type, &t, &z));
-            }
-            _ => {
-                let message = e.error_message().unwrap_or_default().to_string();
-                other.get_or_insert(ErrorInfo {
-                    operation: "CreateFleet",
-                    code: code.into(),
-                    message,
-                });
-            }
-        }
-    }
-    unavailable.sort();
-    unavailable.dedup();
+    let (unavailable, other) = capacity::read_errors(out, req);
     for inst in out.instances() {
         let Some(id) = inst.instance_ids().first() else {
             continue;
@@ -364,6 +345,7 @@ mod tests {
             subnets: BTreeMap::from([("a".into(), subnet("a")), ("b".into(), subnet("b"))]),
             tags: BTreeMap::from([("karpenter.sh/nodepool".into(), "evil".into())]),
             prioritized: false,
+            placement_group: None,
         }
     }
 

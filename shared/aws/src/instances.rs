@@ -59,6 +59,10 @@ fn to_info(i: &Ec2Instance) -> Option<Instance> {
             .private_dns_name()
             .filter(|d| !d.is_empty())
             .map(str::to_string),
+        partition: i
+            .placement()
+            .and_then(|p| p.partition_number())
+            .and_then(|n| u32::try_from(n).ok()),
         tags: i
             .tags()
             .iter()

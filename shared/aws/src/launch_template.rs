@@ -1,5 +1,5 @@
 //! Launch templates: one per distinct resolved parameter set (AMI, security groups, user data,
-//! block devices, metadata options, instance profile, tags), named by a stable hash of that
+//! block devices, metadata options, instance profile, tags, placement), named by a stable hash of that
 //! set, reused when present, and deleted once no launch has used them for a while.
 //!
 //! A serverless launcher has no cache whose eviction could say a template went out of use, so
@@ -28,9 +28,11 @@ use crate::error::{AwsError, from_sdk};
 
 mod cleanup;
 mod interface;
+mod placement;
 
 pub use cleanup::{delete_unused, list};
 pub use interface::PrimaryInterface;
+pub use placement::Placement;
 
 /// Every launch template Kerf creates is named `<prefix><hash>`.
 pub const NAME_PREFIX: &str = "kerf.k8s.aws/";
@@ -136,6 +138,9 @@ pub struct LaunchTemplateSpec {
     /// Left out of the name's hash when default, so templates made before it keep their names.
     #[serde(skip_serializing_if = "PrimaryInterface::is_default")]
     pub network: PrimaryInterface,
+    /// The placement group (and partition); left out of the hash when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
 }
 
 impl LaunchTemplateSpec {
@@ -231,6 +236,7 @@ fn template_data(spec: &LaunchTemplateSpec) -> RequestLaunchTemplateData {
         .set_block_device_mappings(Some(spec.block_devices.iter().map(block_device).collect()))
         .metadata_options(metadata(&spec.metadata))
         .set_iam_instance_profile(profile)
+        .set_placement(spec.placement.as_ref().map(Placement::request))
         .build()
 }
 
@@ -345,10 +351,10 @@ fn is_already_exists(e: &AwsError) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn spec() -> LaunchTemplateSpec {
+    pub(super) fn spec() -> LaunchTemplateSpec {
         LaunchTemplateSpec {
             image_id: "ami-1".into(),
             security_group_ids: vec!["sg-b".into(), "sg-a".into()],
@@ -358,6 +364,7 @@ mod tests {
             instance_profile: Some("profile".into()),
             tags: BTreeMap::from([("kubernetes.io/cluster/demo".into(), "owned".into())]),
             network: PrimaryInterface::default(),
+            placement: None,
         }
     }
 

@@ -2,7 +2,7 @@
 //! aws-sdk-rust ([`cloud::Ec2Cloud`], [`queue::SqsQueue`], [`ports::EventBridgePublisher`]).
 //!
 //! EC2 discovery (instance types, offerings → [`kerf_catalog::Catalog`]), pricing, subnets,
-//! security groups, AMIs via SSM, launch templates with AL2023 user data, CreateFleet with an
+//! security groups, placement groups, AMIs via SSM, launch templates with AL2023 user data, CreateFleet with an
 //! idempotent ClientToken, the unavailable-offerings cache stored in the cluster, instances
 //! (terminate, describe, GC listing, status), SQS and EventBridge. Every call returns a typed
 //! [`AwsError`] that says whether to retry.
@@ -22,6 +22,7 @@ pub mod launch;
 pub mod launch_template;
 pub mod network;
 pub mod nodeclass;
+pub mod placement_group;
 pub mod ports;
 pub mod price_book;
 pub mod pricing;

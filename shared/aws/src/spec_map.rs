@@ -5,6 +5,7 @@
 //! of the same name when there is one.
 
 use aws_sdk_ec2::types::{InstanceStorageInfo, InstanceTypeInfo, NetworkInfo};
+use kerf_catalog::placement::Strategy;
 use kerf_catalog::spec::{Accelerator, Gpu, InstanceStorage, NeuronDevice};
 use kerf_catalog::{Ec2Spec, SpecSource};
 
@@ -139,8 +140,21 @@ pub fn spec_from_sdk(info: &InstanceTypeInfo) -> Option<Ec2Spec> {
             .map(|u| u.as_str().to_string())
             .collect(),
         pod_eni: bundled.map_or(0, |b| b.pod_eni),
+        placement_strategies: placement_strategies(info),
         name,
     })
+}
+
+/// `PlacementGroupInfo.SupportedStrategies` (strategies EC2 adds later are left out).
+fn placement_strategies(info: &InstanceTypeInfo) -> Vec<Strategy> {
+    info.placement_group_info()
+        .map(|p| {
+            p.supported_strategies()
+                .iter()
+                .filter_map(|s| Strategy::parse(s.as_str()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn bundled_spec(name: &str) -> Option<&'static Ec2Spec> {

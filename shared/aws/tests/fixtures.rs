@@ -125,6 +125,7 @@ async fn create_fleet_fixture_yields_instance_and_capacity_errors() {
         ]),
         tags: BTreeMap::new(),
         prioritized: false,
+        placement_group: None,
     };
     let out = fleet::create_fleet(&c.ec2, &req)
         .unwrap()

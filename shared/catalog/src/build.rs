@@ -82,6 +82,7 @@ fn offerings(
                 capacity_type: *ct,
                 price: price.unwrap_or(0.0),
                 available: ok && price.is_some(),
+                partition: None,
             });
         }
     }

@@ -10,6 +10,7 @@ pub mod capacity;
 pub mod file;
 pub mod labels;
 pub mod overhead;
+pub mod placement;
 pub mod pricing;
 pub mod quantity;
 mod regions;
@@ -90,7 +91,8 @@ impl PartialEq<&str> for CapacityType {
     }
 }
 
-/// One place an instance type can be bought: a zone and a capacity type, at a price.
+/// One place an instance type can be bought: a zone and a capacity type (and, in a partition
+/// placement group, a partition), at a price.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Offering {
@@ -100,6 +102,10 @@ pub struct Offering {
     pub price: f64,
     /// False when the offering is known not to launch (no price, ICE-cached, zone not in subnets).
     pub available: bool,
+    /// The partition of the node class's partition placement group this offering launches
+    /// into (`karpenter.k8s.aws/placement-group-partition`); `None` outside one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<u32>,
 }
 
 /// What the kubelet and the OS keep for themselves on a node.

@@ -123,6 +123,10 @@ pub struct Ec2Spec {
     /// VPC limits table (not in `DescribeInstanceTypes`); 0 when not trunking-compatible.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pod_eni: u32,
+    /// `PlacementGroupInfo.SupportedStrategies`; empty when not known (the bundled data does
+    /// not record it), which lets the type join any placement group.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement_strategies: Vec<crate::placement::Strategy>,
 }
 
 impl Default for Ec2Spec {
@@ -151,11 +155,19 @@ impl Default for Ec2Spec {
             instance_storage: None,
             usage_classes: usage_default(),
             pod_eni: 0,
+            placement_strategies: Vec::new(),
         }
     }
 }
 
 impl Ec2Spec {
+    /// Whether the type can launch into a placement group of `strategy`; `None` when its
+    /// supported strategies are not known.
+    pub fn supports_placement(&self, strategy: crate::placement::Strategy) -> Option<bool> {
+        (!self.placement_strategies.is_empty())
+            .then(|| self.placement_strategies.contains(&strategy))
+    }
+
     /// The first supported architecture Kubernetes knows, as `kubernetes.io/arch` names it.
     pub fn kube_arch(&self) -> Option<&'static str> {
         self.architectures.iter().find_map(|a| match a.as_str() {

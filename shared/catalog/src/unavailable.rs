@@ -2,10 +2,12 @@
 //! with an explicit `now`, and its effect on a [`Catalog`]'s offering availability.
 //!
 //! A capacity error marks `(capacity type, instance type, zone)` unavailable for
-//! [`UNAVAILABLE_TTL`]; an `InsufficientFreeAddressesInSubnet` error marks the subnet (the
+//! [`UNAVAILABLE_TTL`], scoped by the placement group when the launch went into one (so a
+//! full group does not stop launches outside it, as Karpenter scopes its cache); an `InsufficientFreeAddressesInSubnet` error marks the subnet (the
 //! zone is unavailable only when all of its subnets are). Lambdas keep no memory between
 //! invocations, so the cache lives in the cluster as string data (a ConfigMap named
-//! [`CONFIGMAP_NAME`]): `"<capacityType>_<type>_<zone>" -> RFC3339 expiry` and
+//! [`CONFIGMAP_NAME`]): `"<capacityType>_<type>_<zone>[_<placement group id>]" -> RFC3339
+//! expiry` and
 //! `"subnet_<subnet id>" -> RFC3339 expiry`. Adapters implement
 //! [`UnavailableOfferingsStore`] (read; merge-and-write with optimistic concurrency); this
 //! module does no I/O and reads no clock.
@@ -29,12 +31,15 @@ pub const MAX_WRITE_ATTEMPTS: usize = 5;
 /// Data-key prefix of subnet entries.
 const SUBNET_PREFIX: &str = "subnet_";
 
-/// One offering: where and how an instance type is bought.
+/// One offering: where and how an instance type is bought (inside a placement group, or
+/// not).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OfferingKey {
     pub capacity_type: CapacityType,
     pub instance_type: String,
     pub zone: String,
+    /// The placement group (`pg-...`) the offering was tried in; `None` outside one.
+    pub placement_group: Option<String>,
 }
 
 impl OfferingKey {
@@ -43,6 +48,15 @@ impl OfferingKey {
             capacity_type,
             instance_type: instance_type.into(),
             zone: zone.into(),
+            placement_group: None,
+        }
+    }
+
+    /// The same offering inside placement group `id` (`None`: outside any).
+    pub fn in_group(self, id: Option<&str>) -> Self {
+        OfferingKey {
+            placement_group: id.map(str::to_string),
+            ..self
         }
     }
 
@@ -51,22 +65,30 @@ impl OfferingKey {
     /// ConfigMap data keys may only hold `[-._a-zA-Z0-9]`, so `/` cannot separate the parts;
     /// `_` never occurs in capacity types, instance types or zone names.
     pub fn data_key(&self) -> String {
-        format!(
+        let base = format!(
             "{}_{}_{}",
             self.capacity_type.as_str(),
             self.instance_type,
             self.zone
-        )
+        );
+        match &self.placement_group {
+            Some(pg) => format!("{base}_{pg}"),
+            None => base,
+        }
     }
 
     /// Parses a data key (`_`-separated; `/` is accepted too).
     pub fn parse(key: &str) -> Option<OfferingKey> {
         let sep = if key.contains('_') { '_' } else { '/' };
-        let mut parts = key.splitn(3, sep);
+        let mut parts = key.splitn(4, sep);
         let ct = CapacityType::parse(parts.next()?)?;
         let it = parts.next().filter(|s| !s.is_empty())?;
-        let zone = parts.next().filter(|s| !s.is_empty() && !s.contains(sep))?;
-        Some(OfferingKey::new(ct, it, zone))
+        let zone = parts.next().filter(|s| !s.is_empty())?;
+        let pg = match parts.next() {
+            Some(pg) if pg.is_empty() || pg.contains(sep) => return None,
+            pg => pg,
+        };
+        Some(OfferingKey::new(ct, it, zone).in_group(pg))
     }
 }
 
@@ -211,12 +233,20 @@ impl UnavailableOfferings {
         self.entries.is_empty() && self.subnets.is_empty()
     }
 
-    /// Marks every cached offering of the catalog unavailable at `now`.
+    /// Marks every cached offering of the catalog unavailable at `now`: the offering's own
+    /// entry, or its entry in the placement group the type's catalog is for.
     pub fn apply(&self, catalog: &mut Catalog, now: Timestamp) {
         for it in &mut catalog.instance_types {
+            let pg = it
+                .labels
+                .get(kerf_labels::aws::PLACEMENT_GROUP_ID)
+                .map(String::as_str);
             for o in &mut it.offerings {
                 let key = OfferingKey::new(o.capacity_type, &it.name, &o.zone);
-                if self.is_unavailable(&key, now) {
+                let scoped = pg.is_some().then(|| key.clone().in_group(pg));
+                if self.is_unavailable(&key, now)
+                    || scoped.is_some_and(|k| self.is_unavailable(&k, now))
+                {
                     o.available = false;
                 }
             }

@@ -21,6 +21,7 @@ fn catalog() -> Catalog {
         capacity_type: ct,
         price: 0.1,
         available: true,
+        partition: None,
     };
     Catalog {
         region: "us-west-2".into(),
@@ -144,6 +145,49 @@ fn apply_marks_catalog_offerings() {
     let mut cat = catalog();
     marks(&[key()], t0()).apply(&mut cat, t0() + UNAVAILABLE_TTL);
     assert_eq!(availability(&cat), vec![true, true, true], "expired");
+}
+
+#[test]
+fn keys_scoped_by_a_placement_group_round_trip() {
+    let scoped = key().in_group(Some("pg-0abc123"));
+    assert_eq!(scoped.data_key(), "spot_m5.large_us-west-2a_pg-0abc123");
+    assert_eq!(OfferingKey::parse(&scoped.data_key()), Some(scoped.clone()));
+    assert!(is_valid_data_key(&scoped.data_key()));
+    assert_ne!(scoped, key());
+    assert_eq!(OfferingKey::parse("spot_m5.large_us-west-2a_"), None);
+    assert_eq!(OfferingKey::parse("spot_m5.large_us-west-2a_pg-1_x"), None);
+}
+
+#[test]
+fn a_group_scoped_mark_blocks_only_the_catalog_of_that_group() {
+    let scoped = key().in_group(Some("pg-0abc"));
+    let mut outside = catalog();
+    marks(std::slice::from_ref(&scoped), t0()).apply(&mut outside, t0());
+    assert_eq!(availability(&outside), vec![true, true, true]);
+    let in_group = |id: &str| {
+        let mut c = catalog();
+        let pg = crate::placement::PlacementGroup {
+            id: id.into(),
+            name: "g".into(),
+            strategy: crate::placement::Strategy::Spread,
+            partition_count: 0,
+        };
+        crate::placement::apply(&mut c, &pg, |_| None);
+        c
+    };
+    let mut inside = in_group("pg-0abc");
+    marks(std::slice::from_ref(&scoped), t0()).apply(&mut inside, t0());
+    assert_eq!(availability(&inside), vec![false, true, true]);
+    let mut other = in_group("pg-0def");
+    marks(&[scoped], t0()).apply(&mut other, t0());
+    assert_eq!(availability(&other), vec![true, true, true]);
+    let mut general = in_group("pg-0abc");
+    marks(&[key()], t0()).apply(&mut general, t0());
+    assert_eq!(
+        availability(&general),
+        vec![false, true, true],
+        "unscoped marks hold everywhere"
+    );
 }
 
 #[test]

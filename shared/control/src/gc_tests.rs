@@ -25,6 +25,7 @@ fn instance(id: &str, claim: Option<&str>, launched: i64, state: &str) -> Instan
         image_id: None,
         tags,
         private_dns_name: None,
+        partition: None,
     }
 }
 

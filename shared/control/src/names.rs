@@ -1,7 +1,9 @@
 //! The names the control layer writes: Karpenter's labels, annotations, taints and finalizer
 //! (from `kerf-labels`), and the NodeClaim condition types.
 
-pub use kerf_labels::aws::{NODECLAIM_TAG, NODECLASS};
+pub use kerf_labels::aws::{
+    NODECLAIM_TAG, NODECLASS, PLACEMENT_GROUP_ID, PLACEMENT_GROUP_PARTITION,
+};
 pub use kerf_labels::{
     CAPACITY_TYPE, DISRUPTED_TAINT, DO_NOT_SYNC_TAINTS, HOSTNAME, INITIALIZED, INSTANCE_TYPE,
     NODEPOOL, NODEPOOL_HASH, NODEPOOL_HASH_VERSION, REGION, REGISTERED, TERMINATION_FINALIZER,
@@ -14,6 +16,12 @@ pub mod conditions {
     pub const REGISTERED: &str = "Registered";
     pub const INITIALIZED: &str = "Initialized";
     pub const READY: &str = "Ready";
+}
+
+/// EC2NodeClass condition types beside `Ready`.
+pub mod class_conditions {
+    /// The class's placement group resolved (or it has none); part of `Ready`.
+    pub const PLACEMENT_GROUP_READY: &str = "PlacementGroupReady";
 }
 
 /// Resources every node has; initialization checks the others (extended resources).

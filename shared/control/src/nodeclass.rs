@@ -1,14 +1,16 @@
 //! EC2NodeClass status: what each class selects now (subnets, security groups, AMIs,
-//! instance profile) and its `Ready` condition, written as Karpenter's node class
-//! controller writes it. Drift reads it: a node whose AMI, subnet or security group is no
+//! instance profile), the conditions the cloud reports beside them (`PlacementGroupReady`)
+//! and `Ready`, which they are part of, written as Karpenter's node class controller writes
+//! them. Drift reads it: a node whose AMI, subnet or security group is no
 //! longer selected has drifted. Written only when it changed.
 
-use kerf_api::v1::{ConditionStatus, EC2NodeClass, EC2NodeClassStatus};
+use kerf_api::v1::{Condition, ConditionStatus, EC2NodeClass, EC2NodeClassStatus};
 use serde_json::json;
 
 use crate::claim::{condition, upsert_conditions};
 use crate::ctx::Ctx;
 use crate::log::{controllers::NODECLASS, obj};
+use crate::names::conditions::READY;
 use crate::ports::{Cloud, CloudError, Cluster, Publisher};
 
 /// Whether two statuses select the same things (conditions compared by type and status).
@@ -26,6 +28,22 @@ fn same(a: &EC2NodeClassStatus, b: &EC2NodeClassStatus) -> bool {
     strip(a) == strip(b) && conds(a) == conds(b)
 }
 
+/// `Ready` from the conditions it depends on: True when all are, else False naming those
+/// that are not (operatorpkg's `UnhealthyDependents`).
+fn ready(dependents: &[Condition]) -> Condition {
+    let unhealthy: Vec<String> = dependents
+        .iter()
+        .filter(|c| c.status != ConditionStatus::True)
+        .map(|c| format!("{}={:?}", c.type_, c.status))
+        .collect();
+    if unhealthy.is_empty() {
+        condition(READY, ConditionStatus::True, READY, "")
+    } else {
+        let msg = unhealthy.join(", ");
+        condition(READY, ConditionStatus::False, "UnhealthyDependents", &msg)
+    }
+}
+
 /// The status to write after resolving `class` (`Err`: why it is not ready).
 fn next(
     current: Option<&EC2NodeClassStatus>,
@@ -33,18 +51,41 @@ fn next(
     now: jiff::Timestamp,
 ) -> EC2NodeClassStatus {
     let old = current.cloned().unwrap_or_default();
-    let (mut s, ready) = match resolved {
-        Ok(s) => (s, condition("Ready", ConditionStatus::True, "Ready", "")),
+    let (mut s, updates) = match resolved {
+        Ok(mut s) => {
+            let mut updates = std::mem::take(&mut s.conditions);
+            updates.push(ready(&updates));
+            (s, updates)
+        }
         Err(e) => (
             EC2NodeClassStatus {
                 conditions: Vec::new(),
                 ..old.clone()
             },
-            condition("Ready", ConditionStatus::False, e.reason(), &e.to_string()),
+            vec![condition(
+                READY,
+                ConditionStatus::False,
+                e.reason(),
+                &e.to_string(),
+            )],
         ),
     };
-    s.conditions = upsert_conditions(&old.conditions, &[ready], now);
+    s.conditions = upsert_conditions(&old.conditions, &updates, now);
     s
+}
+
+/// `class` with the placement group its catalog was built for, when the catalog was read
+/// (the cloud labels every type of a class's catalog with the group it resolved): drift
+/// compares it with the nodes' `karpenter.k8s.aws/placement-group-id`.
+pub fn with_placement_group(
+    mut class: kerf_engine::model::NodeClass,
+    catalogs: &std::collections::BTreeMap<String, std::sync::Arc<kerf_catalog::Catalog>>,
+) -> kerf_engine::model::NodeClass {
+    let catalog = catalogs.get(&class.name);
+    if let Some(id) = catalog.and_then(|c| kerf_catalog::placement::group_id(c)) {
+        class.placement_group = kerf_engine::model::ResolvedPlacementGroup::Group(id.into());
+    }
+    class
 }
 
 /// Whether AMIs may change at `now` under `cadence` ([`crate::ctx::Settings::ami_refresh`]).
@@ -150,5 +191,45 @@ mod tests {
             (ConditionStatus::False, "NodeClassNotReady")
         );
         assert_eq!(bad.amis, ok.amis, "what was resolved before is kept");
+    }
+
+    fn with_placement(truth: ConditionStatus, reason: &str) -> EC2NodeClassStatus {
+        let pg = crate::names::class_conditions::PLACEMENT_GROUP_READY;
+        EC2NodeClassStatus {
+            conditions: vec![condition(pg, truth, reason, "")],
+            ..status("ami-1")
+        }
+    }
+
+    fn find<'a>(s: &'a EC2NodeClassStatus, t: &str) -> &'a Condition {
+        s.conditions.iter().find(|c| c.type_ == t).unwrap()
+    }
+
+    #[test]
+    fn a_placement_group_not_found_makes_the_class_not_ready() {
+        let t0 = "2026-01-01T00:00:00Z".parse().unwrap();
+        let pg = crate::names::class_conditions::PLACEMENT_GROUP_READY;
+        let ok = next(None, Ok(with_placement(ConditionStatus::True, pg)), t0);
+        assert_eq!(find(&ok, READY).status, ConditionStatus::True);
+        assert_eq!(find(&ok, pg).status, ConditionStatus::True);
+        let missing = with_placement(ConditionStatus::False, "PlacementGroupNotFound");
+        let bad = next(Some(&ok), Ok(missing), t0);
+        assert_eq!(find(&bad, pg).reason, "PlacementGroupNotFound");
+        let r = find(&bad, READY);
+        assert_eq!(
+            (r.status, r.reason.as_str()),
+            (ConditionStatus::False, "UnhealthyDependents")
+        );
+        assert!(
+            r.message.contains("PlacementGroupReady=False"),
+            "{}",
+            r.message
+        );
+        assert!(!same(&ok, &bad));
+        let failed = with_placement(ConditionStatus::False, "PlacementGroupResolutionFailed");
+        assert!(
+            !same(&bad, &next(Some(&bad), Ok(failed), t0)),
+            "a new reason is a change"
+        );
     }
 }

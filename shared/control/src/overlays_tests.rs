@@ -31,6 +31,7 @@ fn pool() -> NodePool {
             capacity_type: kerf_catalog::CapacityType::OnDemand,
             price: 0.1,
             available: true,
+            partition: None,
         }],
         ebs_volume_limit: None,
     };

@@ -10,6 +10,11 @@
 //! ([`register_pending`], woken by the webhook's hint or the sweep) updates Nodes the webhook
 //! missed. Only that pass records a registration on the claim, from the Node it reads from the
 //! API server: an admission review is never trusted to write anything.
+//!
+//! A claim in a partition placement group that EC2 chose the partition for gets it from the
+//! instance first ([`partition`]).
+
+pub mod partition;
 
 use std::collections::BTreeMap;
 
@@ -178,14 +183,24 @@ pub async fn register_pending<C: Cluster, K: Cloud, P: Publisher>(
         }
         let node_name = node.metadata.name.clone().unwrap_or_default();
         let result = async {
-            if !is_registered(node) {
-                ctx.cluster.update_node(&registered_node(node, c)).await?;
+            let (c, relabelled) = match partition::fill(ctx, c).await? {
+                partition::Filled::NotNeeded => (c.clone(), false),
+                partition::Filled::Labelled(c) => (*c, true),
+                partition::Filled::Waiting => return Ok(false),
+            };
+            if !is_registered(node) || relabelled {
+                ctx.cluster.update_node(&registered_node(node, &c)).await?;
             }
-            record(ctx, c, &node_name).await
+            record(ctx, &c, &node_name).await.map(|()| true)
         }
         .await;
         match result {
-            Ok(()) => done += 1,
+            Ok(true) => done += 1,
+            Ok(false) => ctx.log.info(
+                LIFECYCLE,
+                "waiting for the instance's placement group partition",
+                json!({"Node": obj(&node_name), "NodeClaim": obj(claim::name(c))}),
+            ),
             Err(e) => ctx.log.warn(
                 LIFECYCLE,
                 "could not register node",

@@ -93,3 +93,36 @@ fn registered_status_names_the_node() {
     assert!(claim_for(&[claim()], "aws:///a/i-1").is_some());
     assert!(claim_for(&[claim()], "aws:///a/i-2").is_none());
 }
+
+#[test]
+fn only_a_claim_in_a_group_with_an_empty_partition_waits_for_one() {
+    let with = |labels: &[(&str, &str)]| {
+        let mut c = claim();
+        let l = c.metadata.labels.get_or_insert_with(BTreeMap::new);
+        for (k, v) in labels {
+            l.insert(k.to_string(), v.to_string());
+        }
+        c
+    };
+    let pg = crate::names::PLACEMENT_GROUP_ID;
+    let part = crate::names::PLACEMENT_GROUP_PARTITION;
+    assert!(partition::needs_partition(&with(&[
+        (pg, "pg-1"),
+        (part, "")
+    ])));
+    assert!(!partition::needs_partition(&with(&[
+        (pg, "pg-1"),
+        (part, "2")
+    ])));
+    assert!(
+        !partition::needs_partition(&with(&[(pg, "pg-1")])),
+        "not a partition group"
+    );
+    assert!(!partition::needs_partition(&claim()));
+    let n = registered_node(&node(json!({})), &with(&[(pg, "pg-1"), (part, "3")]));
+    assert_eq!(
+        n.metadata.labels.unwrap()[part],
+        "3",
+        "the node gets the claim's partition"
+    );
+}

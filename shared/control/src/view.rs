@@ -233,7 +233,9 @@ impl View {
         }
         for c in &self.snap.node_classes {
             match kerf_convert::disruption::node_class(c) {
-                Ok(x) => s.node_classes.push(x),
+                Ok(x) => s
+                    .node_classes
+                    .push(crate::nodeclass::with_placement_group(x, &self.catalogs)),
                 Err(e) => warn(
                     "EC2NodeClass",
                     c.metadata.name.as_deref().unwrap_or_default(),

@@ -7,7 +7,7 @@ use k8s_openapi::api::policy::v1 as policy;
 use kerf_api::v1 as karpenter;
 use kerf_engine::model::{
     Ami, Budget, BudgetNodes, Condition, ConditionStatus, ConsolidationPolicy, DisruptionReason,
-    NodeClaim, NodeClass, OwnerKind, Pdb, Pod, PoolDisruption,
+    NodeClaim, NodeClass, OwnerKind, Pdb, Pod, PoolDisruption, ResolvedPlacementGroup,
 };
 use kerf_engine::requirements::{Operator, SelectorRequirement};
 use kerf_engine::time::{parse_duration, parse_rfc3339};
@@ -209,7 +209,8 @@ fn blocks_all(spec: &policy::PodDisruptionBudgetSpec) -> bool {
 }
 
 /// An EC2NodeClass as drift reads it: Kerf's hash and the AMIs, subnets and security
-/// groups its `status` says are selected now.
+/// groups its `status` says are selected now. Its placement group is known here only when
+/// it selects none: the cloud resolves a selector (the control layer fills it in).
 pub fn node_class(nc: &karpenter::EC2NodeClass) -> Result<NodeClass, FieldError> {
     let status = nc.status.clone().unwrap_or_default();
     let amis = status
@@ -233,6 +234,10 @@ pub fn node_class(nc: &karpenter::EC2NodeClass) -> Result<NodeClass, FieldError>
             .iter()
             .map(|s| s.id.clone())
             .collect(),
+        placement_group: match nc.spec.placement_group_selector {
+            None => ResolvedPlacementGroup::NoGroup,
+            Some(_) => ResolvedPlacementGroup::Unknown,
+        },
     })
 }
 

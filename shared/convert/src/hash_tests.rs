@@ -105,3 +105,18 @@ fn nodeclass_hash_ignores_selector_terms_but_not_launch_settings() {
     s["amiSelectorTerms"] = json!([{"alias": "bottlerocket@latest"}]);
     assert_ne!(nodeclass_hash(&class(s)), h, "another family");
 }
+
+#[test]
+fn the_placement_group_selector_is_part_of_the_nodeclass_hash() {
+    let h = nodeclass_hash(&class(class_spec()));
+    let with = |selector: serde_json::Value| {
+        let mut s = class_spec();
+        s["placementGroupSelector"] = selector;
+        nodeclass_hash(&class(s))
+    };
+    let by_name = with(json!({"name": "kafka"}));
+    assert_ne!(by_name, h, "a selector added");
+    assert_ne!(with(json!({"name": "etcd"})), by_name, "another group");
+    assert_ne!(with(json!({"id": "pg-0abc"})), by_name);
+    assert_eq!(with(json!({"name": "kafka"})), by_name);
+}

@@ -102,6 +102,7 @@ pub fn charge(np: &NodePool, reqs: &Requirements, launch: &Launch) -> f64 {
                         zone: o.zone.clone(),
                         capacity_type: o.capacity_type,
                         price: o.price,
+                        partition: o.partition,
                     };
                     offering_allowed(&off, reqs)
                 })

@@ -23,6 +23,7 @@ fn itype(name: &str, cpu_m: i64, spot: f64, od: f64) -> InstanceType {
         capacity_type,
         price,
         available: true,
+        partition: None,
     };
     InstanceType {
         name: name.into(),

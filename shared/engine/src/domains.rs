@@ -1,5 +1,6 @@
-//! The topology domains a scheduling run knows of, as Karpenter builds them: for zones and
-//! capacity types, what each NodePool's instance types are offered in (the catalog's zones,
+//! The topology domains a scheduling run knows of, as Karpenter builds them: for zones,
+//! capacity types and placement-group partitions, what each NodePool's instance types are
+//! offered in (the catalog's zones,
 //! which the EC2NodeClass subnets already bound) within the pool's requirements, whether those
 //! offerings have capacity now or not; for other keys, what the pool's launchable types carry;
 //! and the labels of the nodes that stay.
@@ -19,11 +20,13 @@ use crate::prepare::Overlay;
 use crate::requirements::Requirements;
 use crate::topology::Topology;
 
-/// The zones and capacity types a NodePool is offered in, available now or not.
+/// The zones, capacity types and partitions a NodePool is offered in, available now or not.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Offered {
     pub zones: BTreeSet<String>,
     pub capacity_types: BTreeSet<String>,
+    /// Partitions of the node class's partition placement group (empty outside one).
+    pub partitions: BTreeSet<String>,
 }
 
 impl Offered {
@@ -33,9 +36,20 @@ impl Offered {
         for it in types.iter().filter(|it| admits(it, region, reqs)) {
             for o in &it.offerings {
                 let ct = o.capacity_type.as_str();
-                if allows(reqs, labels::ZONE, &o.zone) && allows(reqs, labels::CAPACITY_TYPE, ct) {
+                let part = o.partition.map(|p| p.to_string());
+                let part_ok = match &part {
+                    Some(p) => allows(reqs, labels::PLACEMENT_GROUP_PARTITION, p),
+                    None => reqs
+                        .get(labels::PLACEMENT_GROUP_PARTITION)
+                        .is_none_or(|r| r.allows_absent()),
+                };
+                if allows(reqs, labels::ZONE, &o.zone)
+                    && allows(reqs, labels::CAPACITY_TYPE, ct)
+                    && part_ok
+                {
                     out.zones.insert(o.zone.clone());
                     out.capacity_types.insert(ct.to_string());
+                    out.partitions.extend(part);
                 }
             }
         }
@@ -59,6 +73,7 @@ fn pool_domains(pool: &PoolCtx<'_>, key: &str) -> BTreeSet<String> {
     match key {
         labels::ZONE => pool.offered.zones.clone(),
         labels::CAPACITY_TYPE => pool.offered.capacity_types.clone(),
+        labels::PLACEMENT_GROUP_PARTITION => pool.offered.partitions.clone(),
         _ if pool.unusable.is_none() => (0..pool.types.len())
             .flat_map(|t| crate::slots::bin_domains(pool, t, key, &pool.reqs))
             .collect(),
@@ -90,7 +105,9 @@ pub fn add_universe(
             .iter()
             .filter(|n| !n.deleting && !overlay.gone(&n.name))
         {
-            if let Some(v) = n.labels.get(key) {
+            // A partition label is empty until registration reads the partition EC2 chose.
+            let unknown = |v: &String| key == labels::PLACEMENT_GROUP_PARTITION && v.is_empty();
+            if let Some(v) = n.labels.get(key).filter(|v| !unknown(v)) {
                 topo.add_domain(key, v, &n.taints);
             }
         }

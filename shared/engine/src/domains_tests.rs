@@ -25,6 +25,7 @@ fn offering(zone: &str, capacity_type: CapacityType, available: bool) -> Offerin
         capacity_type,
         price: 0.1,
         available,
+        partition: None,
     }
 }
 
@@ -82,6 +83,38 @@ fn the_pool_requirements_bound_zones_capacity_types_and_types() {
     let o = Offered::of(&types, "r", &reqs);
     assert_eq!(zones(&o), ["c"], "zone b is spot only, d is x.large's");
     assert_eq!(o.capacity_types.iter().collect::<Vec<_>>(), ["on-demand"]);
+}
+
+#[test]
+fn partitions_are_domains_within_the_pool_requirements() {
+    let part = |zone: &str, p: u32| Offering {
+        partition: Some(p),
+        ..offering(zone, CapacityType::OnDemand, true)
+    };
+    let types = [instance_type(
+        "m.large",
+        vec![part("a", 1), part("a", 2), part("b", 3)],
+    )];
+    let o = Offered::of(&types, "r", &Requirements::new());
+    assert_eq!(o.partitions.iter().collect::<Vec<_>>(), ["1", "2", "3"]);
+    let mut reqs = Requirements::new();
+    reqs.add(
+        labels::PLACEMENT_GROUP_PARTITION,
+        Requirement::not_in(["2"]),
+    );
+    let o = Offered::of(&types, "r", &reqs);
+    assert_eq!(o.partitions.iter().collect::<Vec<_>>(), ["1", "3"]);
+    let plain = [instance_type(
+        "m.large",
+        vec![offering("a", CapacityType::OnDemand, true)],
+    )];
+    let mut in_one = Requirements::new();
+    in_one.add(labels::PLACEMENT_GROUP_PARTITION, Requirement::is_in(["1"]));
+    let o = Offered::of(&plain, "r", &in_one);
+    assert!(
+        o.zones.is_empty() && o.partitions.is_empty(),
+        "no partition to be had"
+    );
 }
 
 /// A pool offering zones a (with capacity) and c (none now); a node in zone a holds one web

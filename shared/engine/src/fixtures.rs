@@ -28,6 +28,7 @@ pub fn one_type_catalog() -> Arc<Catalog> {
             capacity_type: CapacityType::OnDemand,
             price: 0.2,
             available: true,
+            partition: None,
         }],
         capacity: node_res(4000, 58),
         overhead: Default::default(),

@@ -7,7 +7,7 @@ mod volumes;
 
 pub use disruption::{
     Ami, Budget, BudgetNodes, Condition, ConditionStatus, ConsolidationPolicy, DisruptionReason,
-    NodeClass, OwnerKind, Pdb, PoolDisruption,
+    NodeClass, OwnerKind, Pdb, PoolDisruption, ResolvedPlacementGroup,
 };
 pub use options::MinValuesPolicy;
 pub use volumes::{

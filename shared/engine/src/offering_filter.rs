@@ -1,21 +1,33 @@
-//! Whether a requirement set admits an offering (its zone and capacity type), with the two
-//! requirements looked up once for loops over many offerings.
+//! Whether a requirement set admits an offering (its zone, capacity type and placement-group
+//! partition), with the three requirements looked up once for loops over many offerings.
+
+use kerf_catalog::CapacityType;
 
 use crate::labels;
-use crate::pools::Off;
 use crate::requirements::{Requirement, Requirements};
 
-/// True when `reqs` admit the offering's zone and capacity type.
+/// An offering a pool may buy.
+#[derive(Clone, Debug)]
+pub struct Off {
+    pub zone: String,
+    pub capacity_type: CapacityType,
+    pub price: f64,
+    /// Its partition of the node class's partition placement group.
+    pub partition: Option<u32>,
+}
+
+/// True when `reqs` admit the offering's zone, capacity type and partition.
 pub fn offering_allowed(o: &Off, reqs: &Requirements) -> bool {
     OfferingFilter::of(reqs).admits(o)
 }
 
-/// The zone and capacity-type requirements of a requirement set, looked up once for a loop
-/// over many offerings.
+/// The zone, capacity-type and partition requirements of a requirement set, looked up once
+/// for a loop over many offerings.
 #[derive(Clone, Copy, Debug)]
 pub struct OfferingFilter<'r> {
     zone: Option<&'r Requirement>,
     capacity_type: Option<&'r Requirement>,
+    partition: Option<&'r Requirement>,
 }
 
 impl<'r> OfferingFilter<'r> {
@@ -23,14 +35,58 @@ impl<'r> OfferingFilter<'r> {
         OfferingFilter {
             zone: reqs.get(labels::ZONE),
             capacity_type: reqs.get(labels::CAPACITY_TYPE),
+            partition: reqs.get(labels::PLACEMENT_GROUP_PARTITION),
         }
     }
 
-    /// True when the requirements admit the offering's zone and capacity type.
+    /// True when the requirements admit the offering's zone, capacity type and partition (an
+    /// offering outside a partition group has no partition: only a requirement that allows
+    /// the label to be absent admits it).
     pub fn admits(&self, o: &Off) -> bool {
         self.zone.is_none_or(|r| r.has(&o.zone))
             && self
                 .capacity_type
                 .is_none_or(|r| r.has(o.capacity_type.as_str()))
+            && self.partition.is_none_or(|r| match o.partition {
+                Some(p) => r.has(&p.to_string()),
+                None => r.allows_absent(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn off(partition: Option<u32>) -> Off {
+        Off {
+            zone: "z".into(),
+            capacity_type: CapacityType::Spot,
+            price: 1.0,
+            partition,
+        }
+    }
+
+    fn reqs(op: &str, values: &[&str]) -> Requirements {
+        let sel = crate::requirements::SelectorRequirement {
+            key: labels::PLACEMENT_GROUP_PARTITION.into(),
+            operator: crate::requirements::Operator::parse(op).unwrap(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+            min_values: None,
+        };
+        Requirements::from_selectors(&[sel]).unwrap()
+    }
+
+    #[test]
+    fn a_partition_requirement_admits_the_offerings_of_its_partitions() {
+        let in_two = reqs("In", &["2"]);
+        assert!(offering_allowed(&off(Some(2)), &in_two));
+        assert!(!offering_allowed(&off(Some(1)), &in_two));
+        assert!(!offering_allowed(&off(None), &in_two));
+        let not_two = reqs("NotIn", &["2"]);
+        assert!(offering_allowed(&off(Some(1)), &not_two));
+        assert!(!offering_allowed(&off(Some(2)), &not_two));
+        assert!(offering_allowed(&off(None), &not_two));
+        assert!(offering_allowed(&off(Some(3)), &Requirements::new()));
     }
 }

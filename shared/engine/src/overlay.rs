@@ -71,6 +71,9 @@ fn labels_of(
             labels::CAPACITY_TYPE.into(),
             o.capacity_type.as_str().into(),
         );
+        if let Some(p) = o.partition {
+            l.insert(labels::PLACEMENT_GROUP_PARTITION.into(), p.to_string());
+        }
     }
     l
 }

@@ -11,6 +11,7 @@ fn itype(name: &str, family: &str, od: f64) -> InstanceType {
         capacity_type,
         price,
         available: true,
+        partition: None,
     };
     let mut r = Resources::new();
     r.set("cpu", 2000);

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use kerf_catalog::{CapacityType, InstanceType};
+use kerf_catalog::InstanceType;
 use rustc_hash::FxHashMap;
 
 use crate::cost::{COST_RESOURCE, micro, pool_cost, priced};
@@ -15,14 +15,6 @@ use crate::podreqs::{Relaxation, strict_requirements};
 use crate::requirements::{Requirement, Requirements};
 use crate::res::{Res, ResIndex};
 use crate::taints::first_untolerated;
-
-/// An offering a pool may buy.
-#[derive(Clone, Debug)]
-pub struct Off {
-    pub zone: String,
-    pub capacity_type: CapacityType,
-    pub price: f64,
-}
 
 /// An instance type as one pool sees it.
 #[derive(Clone, Debug)]
@@ -40,11 +32,12 @@ pub struct TypeCtx<'a> {
     pub offerings: Vec<Off>,
 }
 
-/// Keys an instance type's labels do not decide: offerings (zone, capacity type), the pool
-/// and the node do.
-pub const NOT_OF_THE_TYPE: [&str; 4] = [
+/// Keys an instance type's labels do not decide: offerings (zone, capacity type, partition),
+/// the pool and the node do.
+pub const NOT_OF_THE_TYPE: [&str; 5] = [
     labels::ZONE,
     labels::CAPACITY_TYPE,
+    labels::PLACEMENT_GROUP_PARTITION,
     labels::NODEPOOL,
     labels::HOSTNAME,
 ];
@@ -87,7 +80,7 @@ impl TypeCtx<'_> {
     }
 }
 
-pub use crate::offering_filter::{OfferingFilter, offering_allowed};
+pub use crate::offering_filter::{Off, OfferingFilter, offering_allowed};
 
 /// A NodePool ready for scheduling.
 #[derive(Clone, Debug)]
@@ -303,6 +296,7 @@ fn type_ctx<'a>(
             zone: o.zone.clone(),
             capacity_type: o.capacity_type,
             price: o.price,
+            partition: o.partition,
         })
         .filter(|o| offering_allowed(o, reqs))
         .collect();
@@ -311,6 +305,7 @@ fn type_ctx<'a>(
             .total_cmp(&b.price)
             .then(a.zone.cmp(&b.zone))
             .then(a.capacity_type.cmp(&b.capacity_type))
+            .then(a.partition.cmp(&b.partition))
     });
     if t.offerings.is_empty() {
         return None;

@@ -53,6 +53,7 @@ fn catalog() -> Arc<Catalog> {
                         capacity_type: CapacityType::OnDemand,
                         price: 0.05 * cpu as f64,
                         available: true,
+                        partition: None,
                     })
                     .collect(),
             }

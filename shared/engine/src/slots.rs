@@ -119,6 +119,12 @@ pub fn bin_domains(
             .filter(|o| allowed.admits(o))
             .map(|o| o.capacity_type.as_str().to_string())
             .collect(),
+        labels::PLACEMENT_GROUP_PARTITION => t
+            .offerings
+            .iter()
+            .filter(|o| allowed.admits(o))
+            .filter_map(|o| o.partition.map(|p| p.to_string()))
+            .collect(),
         _ => match reqs.get(key) {
             Some(r) if !r.is_complement() => r.values().to_vec(),
             _ => t.label(key).map(str::to_string).into_iter().collect(),

@@ -22,6 +22,7 @@ fn itype(name: &str, cpu_m: i64, price: f64) -> InstanceType {
             capacity_type: CapacityType::OnDemand,
             price,
             available: true,
+            partition: None,
         }],
         capacity: r.clone(),
         allocatable: r,

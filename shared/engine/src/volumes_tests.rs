@@ -27,6 +27,7 @@ fn itype(name: &str, cpu_m: i64, price: f64, ebs: Option<u32>) -> InstanceType {
         capacity_type: CapacityType::OnDemand,
         price,
         available: true,
+        partition: None,
     };
     InstanceType {
         name: name.into(),

@@ -50,6 +50,7 @@ fn catalog() -> Arc<Catalog> {
                             price
                         },
                         available: !(i == 2 && *z == "z1"),
+                        partition: None,
                     })
                 })
                 .collect();

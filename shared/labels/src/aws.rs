@@ -26,6 +26,11 @@ pub const INSTANCE_CATEGORY: &str = "karpenter.k8s.aws/instance-category";
 pub const INSTANCE_FAMILY: &str = "karpenter.k8s.aws/instance-family";
 pub const INSTANCE_GENERATION: &str = "karpenter.k8s.aws/instance-generation";
 pub const INSTANCE_CPU: &str = "karpenter.k8s.aws/instance-cpu";
+/// The id of the placement group a node was launched into (`spec.placementGroupSelector`).
+pub const PLACEMENT_GROUP_ID: &str = "karpenter.k8s.aws/placement-group-id";
+/// The partition (`1`..`PartitionCount`) of a node in a partition placement group; empty
+/// until registration reads it from the instance when the launch did not name one.
+pub const PLACEMENT_GROUP_PARTITION: &str = "karpenter.k8s.aws/placement-group-partition";
 
 /// Prefixes of the provider's well-known instance labels.
 pub const WELL_KNOWN_PREFIXES: [&str; 2] = [
@@ -62,6 +67,6 @@ pub const WELL_KNOWN: [&str; 29] = [
     "karpenter.k8s.aws/instance-accelerator-manufacturer",
     "karpenter.k8s.aws/instance-accelerator-count",
     "karpenter.k8s.aws/instance-capability-flex",
-    "karpenter.k8s.aws/placement-group-id",
-    "karpenter.k8s.aws/placement-group-partition",
+    PLACEMENT_GROUP_ID,
+    PLACEMENT_GROUP_PARTITION,
 ];

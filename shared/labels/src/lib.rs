@@ -38,7 +38,7 @@ pub const CAPACITY_TYPE_RESERVED: &str = "reserved";
 
 /// Labels pods may require even when no NodePool defines them (`WellKnownLabels`, with the
 /// AWS provider's additions).
-pub const WELL_KNOWN: [&str; 9] = [
+pub const WELL_KNOWN: [&str; 11] = [
     NODEPOOL,
     ZONE,
     REGION,
@@ -48,6 +48,8 @@ pub const WELL_KNOWN: [&str; 9] = [
     CAPACITY_TYPE,
     WINDOWS_BUILD,
     aws::ZONE_ID,
+    aws::PLACEMENT_GROUP_ID,
+    aws::PLACEMENT_GROUP_PARTITION,
 ];
 
 /// True for keys a pod may select on even when no NodePool declares them.
@@ -174,6 +176,8 @@ mod tests {
         assert!(is_well_known(ZONE));
         assert!(is_well_known("karpenter.k8s.aws/instance-family"));
         assert!(!is_well_known("team"));
+        assert!(is_well_known(aws::PLACEMENT_GROUP_ID));
+        assert!(is_well_known(aws::PLACEMENT_GROUP_PARTITION));
     }
 
     #[test]

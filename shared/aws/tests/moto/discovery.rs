@@ -71,6 +71,23 @@ async fn discovery_allocatable_matches_catalog_formulas() {
 }
 
 #[tokio::test]
+async fn discovery_reads_placement_strategies_from_moto() {
+    let (_g, moto) = fresh().await;
+    let c = clients(&moto.url).await;
+    let specs = kerf_aws::discovery::instance_types(&c.ec2, &strings(TYPES))
+        .await
+        .unwrap();
+    let of = |n: &str| specs.iter().find(|s| s.name == n).unwrap();
+    let cluster = kerf_catalog::placement::Strategy::Cluster;
+    assert_eq!(of("c5.4xlarge").supports_placement(cluster), Some(true));
+    assert_eq!(
+        of("t3.medium").supports_placement(cluster),
+        Some(false),
+        "burstable types cannot join a cluster group"
+    );
+}
+
+#[tokio::test]
 async fn discovery_falls_back_to_the_bundled_catalog_when_unreachable() {
     let s = kerf_aws::AwsSettings {
         max_attempts: 1,

@@ -115,6 +115,7 @@ pub fn lt_spec(user_data: &str, sgs: Vec<String>) -> LaunchTemplateSpec {
         instance_profile: Some("KarpenterNodeInstanceProfile".into()),
         tags: cluster_tags(),
         network: Default::default(),
+        placement: None,
     }
 }
 
@@ -149,6 +150,7 @@ pub fn request(
         subnets: subnets.clone(),
         tags: BTreeMap::from([("team".to_string(), "platform".to_string())]),
         prioritized: false,
+        placement_group: None,
     }
 }
 

@@ -65,6 +65,10 @@ pub struct Scenario {
     /// Offerings of the fake catalog to mark unavailable: `[type, zone, capacityType]`.
     #[serde(default)]
     pub unavailable: Vec<[String; 3]>,
+    /// The placement group the fake catalog is built for, as the AWS adapter builds a
+    /// class's catalog in the group its `placementGroupSelector` resolves to.
+    #[serde(default)]
+    pub placement_group: Option<ScenarioPlacementGroup>,
     #[serde(default)]
     pub mode: Mode,
     /// The NodeClaims `mode: evacuate` replaces.
@@ -137,6 +141,16 @@ pub struct Planned {
     pub snapshot: Snapshot,
 }
 
+/// A resolved placement group (`strategy`: cluster, partition or spread).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioPlacementGroup {
+    pub id: String,
+    pub strategy: kerf_catalog::placement::Strategy,
+    #[serde(default)]
+    pub partition_count: u32,
+}
+
 /// Plans a case as `kerf plan --mode <mode> --now <now>` would.
 pub fn plan(case: &Case) -> Planned {
     let s = &case.scenario;
@@ -145,7 +159,10 @@ pub fn plan(case: &Case) -> Planned {
             region: c.trim_start_matches("bundled:").into(),
         },
         Some(c) if c != "fake" => panic!("{}: unknown catalog {c}", case.file.display()),
-        _ => CatalogSource::File(Arc::new(fake_catalog(&s.unavailable))),
+        _ => CatalogSource::File(Arc::new(fake_catalog(
+            &s.unavailable,
+            s.placement_group.as_ref(),
+        ))),
     };
     let now = s.now.as_deref().map_or(0, |t| {
         kerf_engine::time::parse_rfc3339(t)
@@ -195,9 +212,21 @@ pub fn plan(case: &Case) -> Planned {
     }
 }
 
-fn fake_catalog(unavailable: &[[String; 3]]) -> kerf_catalog::Catalog {
+fn fake_catalog(
+    unavailable: &[[String; 3]],
+    pg: Option<&ScenarioPlacementGroup>,
+) -> kerf_catalog::Catalog {
     let text = std::fs::read_to_string(dir().join("fake-catalog.json")).unwrap();
     let mut c = kerf_catalog::file::from_json(&text).unwrap();
+    if let Some(pg) = pg {
+        let group = kerf_catalog::placement::PlacementGroup {
+            id: pg.id.clone(),
+            name: pg.id.clone(),
+            strategy: pg.strategy,
+            partition_count: pg.partition_count,
+        };
+        kerf_catalog::placement::apply(&mut c, &group, |_| None);
+    }
     for [t, z, ct] in unavailable {
         for it in c.instance_types.iter_mut().filter(|it| &it.name == t) {
             for o in it

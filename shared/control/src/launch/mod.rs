@@ -4,14 +4,15 @@
 //!
 //! Like the AWS provider: instance types that match the requirements and whose allocatable
 //! holds the requests; spot when the claim allows it and a spot offering is available, else
-//! on-demand; the available offerings of that capacity type in allowed zones, cheapest
-//! first, at most 60 types.
+//! on-demand; the available offerings of that capacity type in allowed zones (and allowed
+//! partitions of a partition placement group), cheapest first, at most 60 types.
 //!
 //! The one place that creates a NodeClaim for a planned launch ([`create`]) and launches it
 //! ([`one`]), for provisioning, disruption replacements and interruption replacements.
 
 mod create;
 mod one;
+mod partition;
 
 pub use create::{Creation, create_claim};
 pub use one::{LaunchOutcome, launch_claim};
@@ -25,7 +26,9 @@ use kerf_catalog::{CapacityType, Catalog, InstanceType, Resources};
 use kerf_engine::requirements::{Requirements, SelectorRequirement};
 
 use crate::claim::{self, condition};
-use crate::names::{CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, ZONE, conditions};
+use crate::names::{
+    CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_GROUP_PARTITION, ZONE, conditions,
+};
 use crate::ports::cloud::NodeTaint;
 use crate::ports::{LaunchOption, LaunchRequest, Launched};
 
@@ -67,11 +70,11 @@ pub fn requests(claim: &NodeClaim) -> Result<Resources, RequestError> {
     })
 }
 
-/// Whether an instance type's own labels satisfy the requirements (zone, capacity type and
-/// pool are offering- or pool-level and checked elsewhere).
+/// Whether an instance type's own labels satisfy the requirements (zone, capacity type,
+/// partition and pool are offering- or pool-level and checked elsewhere).
 fn type_matches(it: &InstanceType, reqs: &Requirements) -> bool {
     reqs.iter().all(|(k, r)| match k.as_str() {
-        ZONE | CAPACITY_TYPE | NODEPOOL => true,
+        ZONE | CAPACITY_TYPE | PLACEMENT_GROUP_PARTITION | NODEPOOL => true,
         _ => match it.labels.get(k) {
             Some(v) => r.has(v),
             None => !kerf_engine::labels::is_well_known(k) || r.allows_absent(),
@@ -83,7 +86,8 @@ fn allowed(reqs: &Requirements, key: &str, value: &str) -> bool {
     reqs.get(key).is_none_or(|r| r.has(value))
 }
 
-/// The capacity type and offerings to launch with.
+/// The capacity type and offerings to launch with (one per type and zone: partitions share
+/// the overrides, the launch template names the partition).
 pub fn options(
     reqs: &Requirements,
     requests: &Resources,
@@ -105,7 +109,10 @@ pub fn options(
                 it.offerings
                     .iter()
                     .filter(move |o| {
-                        o.available && o.capacity_type == ct && allowed(reqs, ZONE, &o.zone)
+                        o.available
+                            && o.capacity_type == ct
+                            && allowed(reqs, ZONE, &o.zone)
+                            && partition::allowed(reqs, o)
                     })
                     .map(move |o| LaunchOption {
                         instance_type: it.name.clone(),
@@ -120,6 +127,7 @@ pub fn options(
                 .then_with(|| a.instance_type.cmp(&b.instance_type))
                 .then_with(|| a.zone.cmp(&b.zone))
         });
+        v.dedup_by(|a, b| a.instance_type == b.instance_type && a.zone == b.zone);
         truncate_types(v, max_types)
     };
     for ct in [CapacityType::Spot, CapacityType::OnDemand] {
@@ -170,6 +178,14 @@ pub fn request(
         }
     }
     labels.insert(CAPACITY_TYPE.into(), capacity_type.as_str().into());
+    let offered = catalog
+        .instance_types
+        .iter()
+        .filter(|it| options.iter().any(|o| o.instance_type == it.name))
+        .flat_map(|it| &it.offerings);
+    if let Some(p) = partition::chosen(&reqs, offered) {
+        labels.insert(PLACEMENT_GROUP_PARTITION.into(), p.to_string());
+    }
     let taints = claim
         .spec
         .taints
@@ -199,9 +215,15 @@ pub fn request(
     })
 }
 
-/// The labels a launched claim gets: the instance type's single-valued labels, its zone,
-/// region and capacity type (as Karpenter copies them from the instance).
-pub fn launched_labels(l: &Launched, catalog: &Catalog) -> BTreeMap<String, String> {
+/// The labels a launched claim gets: the instance type's single-valued labels (with its
+/// placement group's id), its zone, region and capacity type (as Karpenter copies them from
+/// the instance), and in a partition group the partition the launch asked for (`asked`, the
+/// request's label), else an empty one that registration fills.
+pub fn launched_labels(
+    l: &Launched,
+    catalog: &Catalog,
+    asked: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
     let mut labels = BTreeMap::new();
     if let Some(it) = catalog
         .instance_types
@@ -209,6 +231,9 @@ pub fn launched_labels(l: &Launched, catalog: &Catalog) -> BTreeMap<String, Stri
         .find(|t| t.name == l.instance_type)
     {
         labels.extend(it.labels.clone());
+        if let Some(p) = partition::label(it, asked.get(PLACEMENT_GROUP_PARTITION)) {
+            labels.insert(PLACEMENT_GROUP_PARTITION.into(), p);
+        }
     }
     labels.insert(INSTANCE_TYPE.into(), l.instance_type.clone());
     labels.insert(ZONE.into(), l.zone.clone());

@@ -64,7 +64,7 @@ pub async fn launch_claim<C: Cluster, K: Cloud, P: Publisher>(
             if !l.unavailable.is_empty() {
                 record_unavailable(ctx, &l.unavailable).await;
             }
-            launched(ctx, c, &l, catalog).await
+            launched(ctx, c, &l, catalog, &req.labels).await
         }
         Err(CloudError::NoCapacity(keys)) => {
             no_capacity(
@@ -112,11 +112,12 @@ async fn launched<C: Cluster, K: Cloud, P: Publisher>(
     c: &NodeClaim,
     l: &crate::ports::Launched,
     catalog: &kerf_catalog::Catalog,
+    asked: &std::collections::BTreeMap<String, String>,
 ) -> LaunchOutcome {
     let name = claim::name(c).to_string();
     // Labels first: a crash between the two writes leaves the claim unlaunched in status,
     // so the next pass re-finds the same instance and writes the status.
-    let labels = launch::launched_labels(l, catalog);
+    let labels = launch::launched_labels(l, catalog, asked);
     if let Err(e) = ctx.cluster.label_node_claim(&name, &labels).await {
         return not_recorded(
             ctx,

@@ -1,4 +1,4 @@
-//! Tests of launch requests: type filtering, capacity-type choice, truncation.
+//! Tests of launch requests: type filtering, capacity-type choice, truncation, partitions.
 
 use super::*;
 use kerf_catalog::Offering;
@@ -28,6 +28,7 @@ fn it(
                 capacity_type: *ct,
                 price: *p,
                 available: *a,
+                partition: None,
             })
             .collect(),
     }
@@ -170,9 +171,90 @@ fn launched_status_and_labels() {
     assert!(types.contains(&("Launched", ConditionStatus::True)));
     assert!(types.contains(&("Registered", ConditionStatus::Unknown)));
     assert!(types.contains(&("Ready", ConditionStatus::Unknown)));
-    let labels = launched_labels(&l, &catalog());
+    let labels = launched_labels(&l, &catalog(), &BTreeMap::new());
     assert_eq!(labels["node.kubernetes.io/instance-type"], "m5.large");
     assert_eq!(labels["topology.kubernetes.io/zone"], "a");
     assert_eq!(labels["karpenter.sh/capacity-type"], "on-demand");
     assert_eq!(labels["topology.kubernetes.io/region"], "us-west-2");
+}
+
+/// The catalog in partition group `pg-0abc` of three partitions, as the adapter builds it.
+fn partitioned() -> Catalog {
+    let mut c = catalog();
+    let pg = kerf_catalog::placement::PlacementGroup {
+        id: "pg-0abc".into(),
+        name: "kafka".into(),
+        strategy: kerf_catalog::placement::Strategy::Partition,
+        partition_count: 3,
+    };
+    kerf_catalog::placement::apply(&mut c, &pg, |_| None);
+    c
+}
+
+#[test]
+fn partitions_share_one_option_and_the_lowest_asked_is_launched() {
+    let any = claim(
+        json!([{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]),
+        "1",
+    );
+    let r = request(&any, class(), &partitioned(), 60).unwrap();
+    assert_eq!(
+        r.options.len(),
+        3,
+        "one override per type and zone, whatever the partitions"
+    );
+    assert!(
+        !r.labels.contains_key(PLACEMENT_GROUP_PARTITION),
+        "EC2 picks"
+    );
+    let some = claim(
+        json!([{"key": PLACEMENT_GROUP_PARTITION, "operator": "In", "values": ["3", "2"]}]),
+        "1",
+    );
+    let r = request(&some, class(), &partitioned(), 60).unwrap();
+    assert_eq!(r.labels[PLACEMENT_GROUP_PARTITION], "2");
+    let not_one = claim(
+        json!([{"key": PLACEMENT_GROUP_PARTITION, "operator": "NotIn", "values": ["1"]}]),
+        "1",
+    );
+    let r = request(&not_one, class(), &partitioned(), 60).unwrap();
+    assert_eq!(r.labels[PLACEMENT_GROUP_PARTITION], "2");
+    let nowhere = claim(
+        json!([{"key": PLACEMENT_GROUP_PARTITION, "operator": "In", "values": ["9"]}]),
+        "1",
+    );
+    assert_eq!(
+        request(&nowhere, class(), &partitioned(), 60).unwrap_err(),
+        RequestError::NoOffering
+    );
+    assert_eq!(
+        request(&some, class(), &catalog(), 60).unwrap_err(),
+        RequestError::NoOffering,
+        "no partition outside a partition group"
+    );
+}
+
+#[test]
+fn a_claim_in_a_partition_group_is_labelled_with_the_group_and_partition() {
+    let l = Launched {
+        instance_id: "i-1".into(),
+        provider_id: "aws:///a/i-1".into(),
+        instance_type: "m5.large".into(),
+        zone: "a".into(),
+        capacity_type: CapacityType::OnDemand,
+        image_id: None,
+        unavailable: vec![],
+    };
+    let asked = BTreeMap::from([(PLACEMENT_GROUP_PARTITION.to_string(), "2".to_string())]);
+    let labels = launched_labels(&l, &partitioned(), &asked);
+    assert_eq!(labels[crate::names::PLACEMENT_GROUP_ID], "pg-0abc");
+    assert_eq!(labels[PLACEMENT_GROUP_PARTITION], "2");
+    let unasked = launched_labels(&l, &partitioned(), &BTreeMap::new());
+    assert_eq!(
+        unasked[PLACEMENT_GROUP_PARTITION], "",
+        "filled at registration"
+    );
+    let outside = launched_labels(&l, &catalog(), &asked);
+    assert!(!outside.contains_key(PLACEMENT_GROUP_PARTITION));
+    assert!(!outside.contains_key(crate::names::PLACEMENT_GROUP_ID));
 }

@@ -76,6 +76,8 @@ pub struct Instance {
     pub tags: BTreeMap<String, String>,
     /// EC2's private DNS name: the name its kubelet registers the Node under on EKS.
     pub private_dns_name: Option<String>,
+    /// `Placement.PartitionNumber`: its partition of a partition placement group.
+    pub partition: Option<u32>,
 }
 
 impl Instance {

@@ -1,15 +1,15 @@
 //! Drift: a NodeClaim no longer matches what its NodePool and EC2NodeClass would launch now.
 //! Checked in Karpenter's order, first match wins: NodePool hash, requirements, instance type
-//! gone, then the node class (hash, AMI, security groups, subnet). Hashes only compare when
+//! gone, then the node class (hash, AMI, security groups, subnet, placement group). Hashes only compare when
 //! the claim was stamped with the same hash version, so claims stamped by Karpenter (another
 //! version) never drift on upgrade.
 
 use std::collections::BTreeMap;
 
-use kerf_labels::aws::{EC2NODECLASS_HASH, EC2NODECLASS_HASH_VERSION};
+use kerf_labels::aws::{EC2NODECLASS_HASH, EC2NODECLASS_HASH_VERSION, PLACEMENT_GROUP_ID};
 use kerf_labels::{CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL_HASH, NODEPOOL_HASH_VERSION, ZONE};
 
-use crate::model::{NodeClaim, NodeClass, NodePool, Timestamp};
+use crate::model::{NodeClaim, NodeClass, NodePool, ResolvedPlacementGroup, Timestamp};
 use crate::plan::DriftReason;
 use crate::requirements::Requirements;
 
@@ -103,7 +103,7 @@ fn instance_type_gone(claim: &NodeClaim, pool: &NodePool) -> bool {
     })
 }
 
-/// Node class drift: hash, then AMI, security groups, subnet.
+/// Node class drift: hash, then AMI, security groups, subnet, placement group.
 fn class_drift(claim: &NodeClaim, pool: &NodePool, class: &NodeClass) -> Option<DriftReason> {
     if hash_drifted(
         claim,
@@ -136,7 +136,21 @@ fn class_drift(claim: &NodeClaim, pool: &NodePool, class: &NodeClass) -> Option<
     {
         return Some(DriftReason::SubnetDrift);
     }
-    None
+    placement_group_drifted(claim, class).then_some(DriftReason::PlacementGroupDrift)
+}
+
+/// The claim's placement-group label differs from the group the class resolves to now (a
+/// selector added, removed or changed); never when that group is not known.
+fn placement_group_drifted(claim: &NodeClaim, class: &NodeClass) -> bool {
+    if class.placement_group == ResolvedPlacementGroup::Unknown {
+        return false;
+    }
+    let have = claim
+        .labels
+        .get(PLACEMENT_GROUP_ID)
+        .map(String::as_str)
+        .filter(|id| !id.is_empty());
+    have != class.placement_group.id()
 }
 
 /// The claim's image is not the AMI the node class would pick for its instance type now:

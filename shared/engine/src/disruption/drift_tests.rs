@@ -18,6 +18,7 @@ fn catalog() -> Arc<Catalog> {
             capacity_type: CapacityType::OnDemand,
             price: 0.1,
             available: false,
+            partition: None,
         }],
         capacity: Default::default(),
         overhead: Default::default(),
@@ -94,6 +95,7 @@ fn class() -> NodeClass {
         ],
         subnets: vec!["subnet-1".into()],
         security_groups: vec!["sg-1".into(), "sg-2".into()],
+        placement_group: Default::default(),
     }
 }
 
@@ -189,4 +191,41 @@ fn node_class_drift_checks_hash_then_ami_then_security_groups_then_subnet() {
     c.security_group_ids = None;
     c.subnet_id = Some("subnet-9".into());
     assert_eq!(check(&c, &pool(), &class()), Some(DriftReason::SubnetDrift));
+}
+
+#[test]
+fn a_node_outside_the_placement_group_the_class_selects_now_drifts() {
+    use crate::model::ResolvedPlacementGroup as Pg;
+    let in_group = |id: &str| {
+        let mut c = claim();
+        c.labels.insert(PLACEMENT_GROUP_ID.into(), id.into());
+        c
+    };
+    let selecting = |pg: Pg| NodeClass {
+        placement_group: pg,
+        ..class()
+    };
+    let group = selecting(Pg::Group("pg-1".into()));
+    assert_eq!(check(&in_group("pg-1"), &pool(), &group), None);
+    assert_eq!(
+        check(&in_group("pg-2"), &pool(), &group),
+        Some(DriftReason::PlacementGroupDrift),
+        "the selector changed"
+    );
+    assert_eq!(
+        check(&claim(), &pool(), &group),
+        Some(DriftReason::PlacementGroupDrift),
+        "the selector was added"
+    );
+    assert_eq!(
+        check(&in_group("pg-1"), &pool(), &selecting(Pg::NoGroup)),
+        Some(DriftReason::PlacementGroupDrift),
+        "the selector was removed"
+    );
+    assert_eq!(check(&claim(), &pool(), &selecting(Pg::NoGroup)), None);
+    assert_eq!(
+        check(&in_group("pg-2"), &pool(), &selecting(Pg::Unknown)),
+        None,
+        "nothing known, nothing drifts"
+    );
 }

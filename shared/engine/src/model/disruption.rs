@@ -172,4 +172,29 @@ pub struct NodeClass {
     pub subnets: Vec<String>,
     /// `status.securityGroups` ids; empty when unknown.
     pub security_groups: Vec<String>,
+    /// The placement group `spec.placementGroupSelector` resolves to now.
+    pub placement_group: ResolvedPlacementGroup,
+}
+
+/// The placement group a node class resolves to now, as drift reads it (there is no status
+/// field for it: the cloud resolves it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ResolvedPlacementGroup {
+    /// Not known (nothing asked the cloud): no placement-group drift.
+    #[default]
+    Unknown,
+    /// The class selects no group.
+    NoGroup,
+    /// The id (`pg-...`) of the group the class selects.
+    Group(String),
+}
+
+impl ResolvedPlacementGroup {
+    /// The group's id, when one is known to be selected.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            ResolvedPlacementGroup::Group(id) => Some(id),
+            _ => None,
+        }
+    }
 }

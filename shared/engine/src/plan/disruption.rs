@@ -183,6 +183,9 @@ pub enum DriftReason {
     SubnetDrift,
     /// The instance's security groups differ from those selected.
     SecurityGroupDrift,
+    /// The node's placement group (its `karpenter.k8s.aws/placement-group-id` label) is not
+    /// the one the node class resolves to now.
+    PlacementGroupDrift,
 }
 
 impl DriftReason {
@@ -195,6 +198,7 @@ impl DriftReason {
             DriftReason::AmiDrift => "AMIDrift",
             DriftReason::SubnetDrift => "SubnetDrift",
             DriftReason::SecurityGroupDrift => "SecurityGroupDrift",
+            DriftReason::PlacementGroupDrift => "PlacementGroupDrift",
         }
     }
 }

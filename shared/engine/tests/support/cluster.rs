@@ -221,6 +221,7 @@ fn catalog(factors: &[u8]) -> Arc<Catalog> {
                             capacity_type,
                             price,
                             available: true,
+                            partition: None,
                         },
                     )
                 })

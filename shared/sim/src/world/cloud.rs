@@ -335,6 +335,7 @@ impl SimCloud {
             launch_time: Some(now),
             image_id: Some("ami-sim".into()),
             private_dns_name: Some(dns_name(&id, zone)),
+            partition: None,
             tags,
         };
         s.instances.insert(
@@ -425,6 +426,7 @@ impl SimCloud {
                 launch_time: Some(now),
                 image_id: Some(self.ami(arch)),
                 private_dns_name: Some(dns_name(&id, &o.zone)),
+                partition: None,
                 tags,
             };
             let inst = SimInstance {
