@@ -6,9 +6,8 @@
 use serde::Serialize;
 
 use super::events::SqsBatchResponse;
-use crate::disrupt::SweepReport;
-
 use super::provisioner::PassReport;
+use crate::disrupt::SweepReport;
 
 /// An answer's `status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -27,6 +26,7 @@ pub struct Failure {
 }
 
 impl Failure {
+    /// The failure of a sweep, with its error's message.
     pub fn new(error: impl Into<String>) -> Self {
         Failure {
             error: error.into(),
@@ -69,6 +69,7 @@ pub struct SweepSummary {
 }
 
 impl SweepSummary {
+    /// The summary of a sweep's report.
     pub fn of(r: &PassReport) -> Self {
         SweepSummary {
             armed: r.armed,
@@ -111,6 +112,7 @@ pub struct PassSummary {
 }
 
 impl PassSummary {
+    /// The summary of a pass's report (no batch failures, no health results yet).
     pub fn of(r: &SweepReport) -> Self {
         PassSummary {
             armed: r.armed,
