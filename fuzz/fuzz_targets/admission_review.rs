@@ -5,17 +5,26 @@
 #![no_main]
 
 use base64::Engine;
+use kerf_control::handlers::events::FunctionUrlRequest;
 use kerf_control::handlers::webhook::body;
 use kerf_control::webhook::{self, Response, fails_open, validate};
 use libfuzzer_sys::fuzz_target;
-use serde_json::{Value, json};
+use serde_json::Value;
+
+/// A Function URL request carrying `body`, base64-encoded when `base64`.
+fn request(body: String, base64: bool) -> FunctionUrlRequest {
+    let mut r = FunctionUrlRequest::default();
+    r.body = Some(body);
+    r.is_base64_encoded = base64;
+    r
+}
 
 fuzz_target!(|data: &[u8]| {
     let encoded = base64::engine::general_purpose::STANDARD.encode(data);
-    let event = json!({"body": encoded, "isBase64Encoded": true});
+    let event = request(encoded, true);
     assert_eq!(body(&event).ok().as_deref(), Some(data), "base64 body");
     if let Ok(text) = std::str::from_utf8(data) {
-        let event = json!({"body": text, "isBase64Encoded": false});
+        let event = request(text.to_string(), false);
         assert_eq!(body(&event).ok().as_deref(), Some(data), "raw body");
     }
     let Ok(review) = serde_json::from_slice::<Value>(data) else {

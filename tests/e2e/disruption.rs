@@ -319,7 +319,7 @@ fn launches(w: &World) -> usize {
 
 #[tokio::test]
 async fn two_disruption_sweeps_at_once_start_one_command() {
-    use kerf_control::handlers::disruption::handle;
+    use kerf_e2e::events::disruption as handle;
     // What one sweep alone launches when the recorded command starts.
     let single = {
         let mut w = recorded_command().await;
@@ -333,7 +333,8 @@ async fn two_disruption_sweeps_at_once_start_one_command() {
     );
     let mut w = recorded_command().await;
     let before = launches(&w);
-    let scheduled = serde_json::json!({"source": "kerf.schedule"});
+    let scheduled =
+        serde_json::json!({"source": "kerf.schedule", "detail-type": "Disruption Sweep"});
     let queues = w.disruption_queues();
     let (a, b) = tokio::join!(
         handle(&w.disruptor, &queues, "sweep-a", &w.disruption, &scheduled),
@@ -360,7 +361,7 @@ async fn two_disruption_sweeps_at_once_start_one_command() {
 
 #[tokio::test]
 async fn a_provisioner_racing_a_sweep_never_loses_the_node_it_just_filled() {
-    use kerf_control::handlers::{disruption, provisioner};
+    use kerf_e2e::events::{disruption, provisioner};
     let mut w = recorded_command().await;
     // Two more pods, pending and hinted, while the command is due to start.
     w.apply(&inflate(3)).await.unwrap();
@@ -387,14 +388,14 @@ async fn a_provisioner_racing_a_sweep_never_loses_the_node_it_just_filled() {
     }
     let messages = w.queue.receive(100);
     assert!(!messages.is_empty(), "the pending pods were hinted");
-    let event = kerf_sim::world::SimQueue::event(&messages);
+    let event = kerf_e2e::events::batch(&messages);
     let (queues, scheduled) = (
         w.disruption_queues(),
-        serde_json::json!({"source": "kerf.schedule"}),
+        serde_json::json!({"source": "kerf.schedule", "detail-type": "Disruption Sweep"}),
     );
     let (p, d) = tokio::join!(
-        provisioner::handle(&w.provisioner, &w.queue, "provisioner-race", &event),
-        disruption::handle(
+        provisioner(&w.provisioner, &w.queue, "provisioner-race", &event),
+        disruption(
             &w.disruptor,
             &queues,
             "sweep-race",

@@ -4,7 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 use base64::Engine;
-use kerf_control::handlers::{provisioner, webhook};
+use kerf_control::handlers::webhook;
+use kerf_e2e::events;
 use kerf_e2e::world::*;
 use kerf_sim::world::World;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -18,7 +19,7 @@ fn fixture(name: &str) -> Value {
 
 /// The AdmissionReview a Function URL event carries.
 fn body_of(event: &Value) -> String {
-    String::from_utf8(webhook::body(event).unwrap()).unwrap()
+    String::from_utf8(webhook::body(&events::url(event)).unwrap()).unwrap()
 }
 
 fn answer(r: &webhook::HttpResponse) -> &Value {
@@ -30,7 +31,7 @@ async fn webhook_fixtures() {
     let w = getting_started().await.unwrap();
     let ctx = &w.webhook;
 
-    let valid = webhook::handle(
+    let valid = events::webhook(
         ctx,
         &w.queue,
         &w.timer_queue,
@@ -47,7 +48,7 @@ async fn webhook_fixtures() {
         "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"
     );
 
-    let invalid = webhook::handle(
+    let invalid = events::webhook(
         ctx,
         &w.queue,
         &w.timer_queue,
@@ -69,7 +70,7 @@ async fn webhook_fixtures() {
     }
 
     let before = w.queue.len();
-    let pod = webhook::handle(
+    let pod = events::webhook(
         ctx,
         &w.queue,
         &w.timer_queue,
@@ -82,7 +83,7 @@ async fn webhook_fixtures() {
 
     let mut wrong = fixture("webhook-pod-unschedulable.json");
     wrong["rawPath"] = json!("/guess/admit");
-    let denied = webhook::handle(ctx, &w.queue, &w.timer_queue, SECRET, &wrong).await;
+    let denied = events::webhook(ctx, &w.queue, &w.timer_queue, SECRET, &wrong).await;
     assert_eq!(denied.status, 401);
     assert_eq!(
         w.queue.len(),
@@ -92,7 +93,7 @@ async fn webhook_fixtures() {
     let mut big = fixture("webhook-pod-unschedulable.json");
     big["body"] = json!("x".repeat(webhook::MAX_BODY + 1));
     assert_eq!(
-        webhook::handle(ctx, &w.queue, &w.timer_queue, SECRET, &big)
+        events::webhook(ctx, &w.queue, &w.timer_queue, SECRET, &big)
             .await
             .status,
         413
@@ -109,7 +110,7 @@ async fn webhook_fixtures() {
         review["request"]["object"] = json!("not an object");
         garbled["body"] = json!(review.to_string());
         garbled["isBase64Encoded"] = json!(false);
-        let r = webhook::handle(ctx, &w.queue, &w.timer_queue, SECRET, &garbled).await;
+        let r = events::webhook(ctx, &w.queue, &w.timer_queue, SECRET, &garbled).await;
         assert_eq!(r.status, 200, "{name}");
         assert_eq!(answer(&r)["allowed"], allowed, "{name}");
         if !allowed {
@@ -123,7 +124,7 @@ async fn webhook_fixtures() {
     let mut junk = fixture("webhook-pod-unschedulable.json");
     junk["body"] = json!("{\"kind\": \"AdmissionReview\"}");
     assert_eq!(
-        webhook::handle(ctx, &w.queue, &w.timer_queue, SECRET, &junk)
+        events::webhook(ctx, &w.queue, &w.timer_queue, SECRET, &junk)
             .await
             .status,
         400
@@ -134,7 +135,7 @@ async fn webhook_fixtures() {
 async fn pod_delete_fixture_is_a_pod_event_for_the_disruption_function() {
     let w = getting_started().await.unwrap();
     let (hints, timers) = (w.queue.len(), w.timer_queue.len());
-    let r = webhook::handle(
+    let r = events::webhook(
         &w.webhook,
         &w.queue,
         &w.timer_queue,
@@ -156,7 +157,7 @@ async fn pod_running_fixture_times_startup_and_queues_nothing() {
     let w = getting_started().await.unwrap();
     let ctx = &w.webhook;
     let before = w.queue.len();
-    let r = webhook::handle(
+    let r = events::webhook(
         ctx,
         &w.queue,
         &w.timer_queue,
@@ -243,7 +244,7 @@ async fn node_create_fixture_registers_with_its_nodeclaim() {
 
     let sent = w.queue.sent();
     let event = node_create(&name, &pid);
-    let r = webhook::handle(&w.webhook, &w.queue, &w.timer_queue, SECRET, &event).await;
+    let r = events::webhook(&w.webhook, &w.queue, &w.timer_queue, SECRET, &event).await;
     let resp = answer(&r);
     assert_eq!(
         (resp["allowed"].clone(), resp["patchType"].clone()),
@@ -322,7 +323,7 @@ async fn a_node_review_ec2_does_not_confirm_is_admitted_unpatched() {
         let _ = claims.delete("default-x7k2p", &Default::default()).await;
         launched_claim(&w, claim_pid).await;
         let sent = w.queue.sent();
-        let r = webhook::handle(
+        let r = events::webhook(
             &w.webhook,
             &w.queue,
             &w.timer_queue,
@@ -346,7 +347,7 @@ async fn a_node_review_ec2_does_not_confirm_is_admitted_unpatched() {
         .await
         .unwrap();
     launched_claim(&w, &pid).await;
-    let r = webhook::handle(
+    let r = events::webhook(
         &w.webhook,
         &w.queue,
         &w.timer_queue,
@@ -362,7 +363,7 @@ async fn provisioner_fixtures() {
     let mut w = getting_started().await.unwrap();
     w.apply(&inflate(3)).await.unwrap();
     w.tick().await.unwrap();
-    let batch = provisioner::handle(
+    let batch = events::provisioner(
         &w.provisioner,
         &w.queue,
         "req-1",
@@ -375,7 +376,7 @@ async fn provisioner_fixtures() {
         1,
         "the hint's bodies only wake the provisioner"
     );
-    let sweep = provisioner::handle(
+    let sweep = events::provisioner(
         &w.provisioner,
         &w.queue,
         "req-2",
@@ -396,7 +397,7 @@ async fn a_kerf_failure_never_blocks_a_node_and_a_failed_publish_never_fails_a_l
         times: 3,
         error: kerf_sim::ApiError::internal("etcd is sad"),
     });
-    let r = webhook::handle(
+    let r = events::webhook(
         &w.webhook,
         &w.queue,
         &w.timer_queue,
@@ -439,10 +440,10 @@ async fn a_batch_the_api_server_fails_comes_back_whole_and_is_handled_on_redeliv
     batch_ends(&w);
     let messages = w.queue.receive(100);
     assert!(!messages.is_empty(), "the webhook queued hints");
-    let event = kerf_sim::world::SimQueue::event(&messages);
+    let event = events::batch(&messages);
     let switch = kerf_sim::world::crash::CrashSwitch::after(0);
     let down = w.crashing(&switch);
-    let r = provisioner::handle(&down, &w.queue, "a", &event).await;
+    let r = events::provisioner(&down, &w.queue, "a", &event).await;
     let mut failed: Vec<String> = r["batchItemFailures"]
         .as_array()
         .unwrap()
@@ -454,7 +455,7 @@ async fn a_batch_the_api_server_fails_comes_back_whole_and_is_handled_on_redeliv
     ids.sort();
     assert_eq!(failed, ids, "every hint of the batch is redelivered");
     assert!(claims(&w.client).await.is_empty(), "nothing acted");
-    let again = provisioner::handle(&w.provisioner, &w.queue, "b", &event).await;
+    let again = events::provisioner(&w.provisioner, &w.queue, "b", &event).await;
     assert_eq!(again["batchItemFailures"], json!([]));
     assert!(
         !claims(&w.client).await.is_empty(),

@@ -8,8 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 use jiff::SignedDuration;
-use kerf_control::handlers::interruption::handle;
 use kerf_control::interrupt::InterruptOptions;
+use kerf_e2e::events::interruption as handle;
 use kerf_e2e::world::*;
 use kerf_sim::world::World;
 use kerf_sim::world::crash::CrashSwitch;

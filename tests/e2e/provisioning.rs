@@ -211,11 +211,9 @@ async fn a_duplicate_delivery_launches_nothing_new() {
         !messages.is_empty(),
         "the scheduler's unschedulable marks queued hints"
     );
-    let event = kerf_sim::world::SimQueue::event(&messages);
-    let first =
-        kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "a", &event).await;
-    let again =
-        kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "b", &event).await;
+    let event = kerf_e2e::events::batch(&messages);
+    let first = kerf_e2e::events::provisioner(&w.provisioner, &w.queue, "a", &event).await;
+    let again = kerf_e2e::events::provisioner(&w.provisioner, &w.queue, "b", &event).await;
     assert_eq!(first["batchItemFailures"], serde_json::json!([]));
     assert_eq!(again["batchItemFailures"], serde_json::json!([]));
     assert_eq!(claims(&w.client).await.len(), 1);
@@ -240,8 +238,8 @@ async fn two_provisioners_at_once_launch_one_plan() {
         w.apply(&inflate(12)).await.unwrap();
         w.tick().await.unwrap();
         batch_ends(&w);
-        let event = kerf_sim::world::SimQueue::event(&w.queue.receive(100));
-        kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "a", &event).await;
+        let event = kerf_e2e::events::batch(&w.queue.receive(100));
+        kerf_e2e::events::provisioner(&w.provisioner, &w.queue, "a", &event).await;
         claims(&w.client).await.len()
     };
     assert!(single >= 1, "12 pods of 1 vCPU need a node: {single}");
@@ -250,10 +248,10 @@ async fn two_provisioners_at_once_launch_one_plan() {
     w.tick().await.unwrap();
     batch_ends(&w);
     let messages = w.queue.receive(100);
-    let event = kerf_sim::world::SimQueue::event(&messages);
+    let event = kerf_e2e::events::batch(&messages);
     let (a, b) = tokio::join!(
-        kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "a", &event),
-        kerf_control::handlers::provisioner::handle(&w.webhook, &w.queue, "b", &event),
+        kerf_e2e::events::provisioner(&w.provisioner, &w.queue, "a", &event),
+        kerf_e2e::events::provisioner(&w.webhook, &w.queue, "b", &event),
     );
     assert_eq!(
         (
@@ -337,9 +335,8 @@ async fn pods_still_arriving_are_batched_until_they_stop() {
     w.tick().await.unwrap();
     let messages = w.queue.receive(100);
     assert!(!messages.is_empty(), "the webhook queued hints");
-    let event = kerf_sim::world::SimQueue::event(&messages);
-    let r =
-        kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "a", &event).await;
+    let event = kerf_e2e::events::batch(&messages);
+    let r = kerf_e2e::events::provisioner(&w.provisioner, &w.queue, "a", &event).await;
     assert_eq!(r["batchItemFailures"], serde_json::json!([]));
     assert!(
         claims(&w.client).await.is_empty(),
@@ -354,8 +351,8 @@ async fn pods_still_arriving_are_batched_until_they_stop() {
     let hint = kerf_control::ports::hint::Hint::parse(&carried[0].body).unwrap();
     assert_eq!(hint.pods.len(), 5, "{hint:?}");
     assert!(hint.since.is_some(), "{hint:?}");
-    let event = kerf_sim::world::SimQueue::event(&carried);
-    kerf_control::handlers::provisioner::handle(&w.provisioner, &w.queue, "b", &event).await;
+    let event = kerf_e2e::events::batch(&carried);
+    kerf_e2e::events::provisioner(&w.provisioner, &w.queue, "b", &event).await;
     assert_eq!(
         claims(&w.client).await.len(),
         1,

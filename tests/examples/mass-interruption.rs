@@ -330,7 +330,7 @@ fn terminations(w: &World, stop: Arc<Notify>) -> tokio::task::JoinHandle<()> {
                 let resp =
                     kerf_control::handlers::termination::handle(&ctx, &queue, &timers, &event)
                         .await;
-                queue.settle(&batch, &resp);
+                queue.settle(&batch, &kerf_e2e::events::to_json(&resp));
                 drop(permit);
             });
         }
@@ -534,7 +534,7 @@ async fn quiet_batch(side: Side, w: &mut World) -> f64 {
             kerf_control::handlers::interruption::handle(
                 &w.provisioner,
                 &w.termination_queue,
-                &event,
+                &kerf_e2e::events::sqs(&event),
                 &InterruptOptions::default(),
             )
             .await;

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod account;
+pub mod events;
 pub mod lambda;
 pub mod moto;
 pub mod real;

@@ -7,9 +7,9 @@
 
 use kerf_aws::queue::SqsQueue;
 use kerf_control::disrupt::{Queues, SweepOptions};
-use kerf_control::handlers::{batch_failures, disruption, message_ids};
+use kerf_control::handlers::disruption::{self, Answer};
+use kerf_control::handlers::events::Invocation;
 use kerf_function::Runtime;
-use serde_json::{Value, json};
 
 /// Why an invocation failed.
 #[derive(Debug, thiserror::Error)]
@@ -20,24 +20,24 @@ pub enum SweepFailed {
     Sweep(String),
 }
 
+/// Without a Kubernetes client: a timer batch comes back whole, a schedule fails.
+fn without_client(event: &Invocation, error: String) -> Result<Answer, SweepFailed> {
+    match event {
+        Invocation::Queue(_) => Ok(Answer::Batch(event.fail_all())),
+        Invocation::Schedule(_) => Err(SweepFailed::Kube(error)),
+    }
+}
+
 pub async fn handle(
     rt: &Runtime,
     termination: &SqsQueue,
     timers: &SqsQueue,
     request_id: &str,
-    event: &Value,
-) -> Result<Value, lambda_runtime::Error> {
-    let ctx = match rt.ctx().await {
+    event: &Invocation,
+) -> Result<Answer, lambda_runtime::Error> {
+    let ctx = match rt.ctx_or("disruption", |e| without_client(event, e)).await {
         Ok(ctx) => ctx,
-        Err(e) => {
-            let e = e.to_string();
-            rt.log()
-                .error("disruption", "no kubernetes client", json!({"error": e}));
-            if event.get("Records").is_some() {
-                return Ok(batch_failures(&message_ids(event)));
-            }
-            return Err(Box::new(SweepFailed::Kube(e)));
-        }
+        Err(answer) => return Ok(answer?),
     };
     let opts = SweepOptions {
         spot_to_spot: rt.config.feature_gates.spot_to_spot_consolidation,
@@ -46,10 +46,8 @@ pub async fn handle(
         termination,
         timers,
     };
-    let out = disruption::handle(&ctx, &queues, request_id, &opts, event).await;
-    if out["status"] == "failed" {
-        let e = out["error"].as_str().unwrap_or_default().to_string();
-        return Err(Box::new(SweepFailed::Sweep(e)));
+    match disruption::handle(&ctx, &queues, request_id, &opts, event).await {
+        Answer::Failed(f) => Err(Box::new(SweepFailed::Sweep(f.error))),
+        out => Ok(out),
     }
-    Ok(out)
 }

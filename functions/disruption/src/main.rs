@@ -3,8 +3,8 @@
 
 mod handler;
 
+use kerf_control::handlers::events::Invocation;
 use lambda_runtime::{Error, LambdaEvent, run, service_fn};
-use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -13,7 +13,7 @@ async fn main() -> Result<(), Error> {
     let termination = rt.termination_queue()?;
     let timers = rt.disruption_queue()?;
     let (rt, termination, timers) = (&rt, &termination, &timers);
-    run(service_fn(move |ev: LambdaEvent<Value>| async move {
+    run(service_fn(move |ev: LambdaEvent<Invocation>| async move {
         handler::handle(rt, termination, timers, &ev.context.request_id, &ev.payload).await
     }))
     .await

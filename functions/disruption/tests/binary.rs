@@ -3,8 +3,9 @@
 //! EC2NodeClass's status from EC2 and SSM (subnets, security groups, AMIs, `Ready`), stamps
 //! Kerf's hashes on a NodeClaim that has none and marks a NodeClaim whose NodePool changed
 //! `Drifted`, and records the first command (an empty node) for a later sweep to confirm; the
-//! instance-status poll before it finds every instance healthy. A feature gate that does not
-//! exist stops the start with its variable named.
+//! instance-status poll before it finds every instance healthy. A payload that is neither an
+//! SQS batch nor a scheduled event fails its invocation with the reason. A feature gate that
+//! does not exist stops the start with its variable named.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
@@ -147,11 +148,9 @@ async fn the_binary_sweeps_node_classes_and_drift_through_ec2_on_moto() {
     assert!(logs.contains("marked nodeclaim as drifted"), "{logs}");
 }
 
-#[test]
-fn an_unknown_feature_gate_stops_the_start_naming_the_variable() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let api = rt.block_on(RuntimeApi::start());
-    let env = [
+/// A start-up environment whose endpoints are never reached (nothing listens on port 9).
+fn unreachable_env(feature_gates: &str) -> [(&'static str, String); 6] {
+    [
         ("KERF_CLUSTER_NAME", "demo".to_string()),
         ("AWS_REGION", "us-west-2".to_string()),
         (
@@ -163,8 +162,52 @@ fn an_unknown_feature_gate_stops_the_start_naming_the_variable() {
             "http://127.0.0.1:9/t".to_string(),
         ),
         ("KERF_KUBE_ENDPOINT", "http://127.0.0.1:9".to_string()),
-        ("KERF_FEATURE_GATES", "SpotToSpot=true".to_string()),
-    ];
+        ("KERF_FEATURE_GATES", feature_gates.to_string()),
+    ]
+}
+
+#[test]
+fn a_payload_neither_a_batch_nor_a_schedule_fails_the_invocation_saying_why() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let api = rt.block_on(RuntimeApi::start());
+    let log = std::env::temp_dir().join(format!(
+        "kerf-disruption-payload-{}.log",
+        std::process::id()
+    ));
+    let _f = Function::start(
+        Path::new(env!("CARGO_BIN_EXE_kerf-disruption")),
+        &api,
+        &unreachable_env(""),
+        Some(&log),
+    );
+    let message = |payload: Value| {
+        let out = rt.block_on(api.invoke(payload, LIMIT));
+        let logs = std::fs::read_to_string(&log).unwrap_or_default();
+        let err = out.expect_err(&format!("an invocation error; logs:\n{logs}"));
+        err["errorMessage"].as_str().unwrap_or_default().to_string()
+    };
+    let no_type = message(json!({"source": "kerf.schedule"}));
+    assert!(
+        no_type.contains(
+            "neither an SQS batch (no `Records`) nor a scheduled EventBridge event: \
+             missing field `detail-type`"
+        ),
+        "{no_type}"
+    );
+    let list = message(json!([]));
+    assert!(
+        list.contains(
+            "the payload is an array: neither an SQS batch nor a scheduled EventBridge event"
+        ),
+        "{list}"
+    );
+}
+
+#[test]
+fn an_unknown_feature_gate_stops_the_start_naming_the_variable() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let api = rt.block_on(RuntimeApi::start());
+    let env = unreachable_env("SpotToSpot=true");
     let log =
         std::env::temp_dir().join(format!("kerf-disruption-start-{}.log", std::process::id()));
     let mut f = Function::start(

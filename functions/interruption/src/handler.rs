@@ -4,28 +4,21 @@
 //! retried, then dead-lettered).
 
 use kerf_aws::queue::SqsQueue;
-use kerf_control::handlers::{batch_failures, interruption, message_ids};
+use kerf_control::handlers::events::{SqsBatchResponse, SqsEvent, fail_all};
+use kerf_control::handlers::interruption;
 use kerf_control::interrupt::InterruptOptions;
 use kerf_function::Runtime;
-use serde_json::{Value, json};
 
 pub async fn handle(
     rt: &Runtime,
     termination: &SqsQueue,
-    event: Value,
-) -> Result<Value, lambda_runtime::Error> {
+    batch: &SqsEvent,
+) -> Result<SqsBatchResponse, lambda_runtime::Error> {
     let opts = InterruptOptions {
         rebalance_replacement: rt.config.feature_gates.rebalance_replacement,
     };
-    match rt.ctx().await {
-        Ok(ctx) => Ok(interruption::handle(&ctx, termination, &event, &opts).await),
-        Err(e) => {
-            rt.log().error(
-                "interruption",
-                "no kubernetes client",
-                json!({"error": e.to_string()}),
-            );
-            Ok(batch_failures(&message_ids(&event)))
-        }
+    match rt.ctx_or("interruption", |_| fail_all(batch)).await {
+        Ok(ctx) => Ok(interruption::handle(&ctx, termination, batch, &opts).await),
+        Err(answer) => Ok(answer),
     }
 }

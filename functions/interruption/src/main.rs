@@ -4,8 +4,8 @@
 
 mod handler;
 
+use kerf_control::handlers::events::SqsEvent;
 use lambda_runtime::{Error, LambdaEvent, run, service_fn};
-use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -13,8 +13,8 @@ async fn main() -> Result<(), Error> {
     let rt = kerf_function::Runtime::from_env().await?;
     let termination = rt.termination_queue()?;
     let (rt, termination) = (&rt, &termination);
-    run(service_fn(move |ev: LambdaEvent<Value>| async move {
-        handler::handle(rt, termination, ev.payload).await
+    run(service_fn(move |ev: LambdaEvent<SqsEvent>| async move {
+        handler::handle(rt, termination, &ev.payload).await
     }))
     .await
 }

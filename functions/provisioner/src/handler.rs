@@ -3,25 +3,21 @@
 //! that cannot be built fails the whole batch (it is retried); nothing else does.
 
 use kerf_aws::queue::SqsQueue;
-use kerf_control::handlers::{batch_failures, message_ids, provisioner};
+use kerf_control::handlers::events::Invocation;
+use kerf_control::handlers::provisioner::{self, Answer};
 use kerf_function::Runtime;
-use serde_json::{Value, json};
 
 pub async fn handle(
     rt: &Runtime,
     queue: &SqsQueue,
     request_id: &str,
-    event: Value,
-) -> Result<Value, lambda_runtime::Error> {
-    match rt.ctx().await {
-        Ok(ctx) => Ok(provisioner::handle(&ctx, queue, request_id, &event).await),
-        Err(e) => {
-            rt.log().error(
-                "provisioner",
-                "no kubernetes client",
-                json!({"error": e.to_string()}),
-            );
-            Ok(batch_failures(&message_ids(&event)))
-        }
+    event: &Invocation,
+) -> Result<Answer, lambda_runtime::Error> {
+    match rt
+        .ctx_or("provisioner", |_| Answer::Batch(event.fail_all()))
+        .await
+    {
+        Ok(ctx) => Ok(provisioner::handle(&ctx, queue, request_id, event).await),
+        Err(answer) => Ok(answer),
     }
 }

@@ -3,8 +3,8 @@
 
 mod handler;
 
+use kerf_control::handlers::events::Invocation;
 use lambda_runtime::{Error, LambdaEvent, run, service_fn};
-use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -12,8 +12,8 @@ async fn main() -> Result<(), Error> {
     let rt = kerf_function::Runtime::from_env().await?;
     let queue = rt.queue()?;
     let (rt, queue) = (&rt, &queue);
-    run(service_fn(move |ev: LambdaEvent<Value>| async move {
-        handler::handle(rt, queue, &ev.context.request_id, ev.payload).await
+    run(service_fn(move |ev: LambdaEvent<Invocation>| async move {
+        handler::handle(rt, queue, &ev.context.request_id, &ev.payload).await
     }))
     .await
 }

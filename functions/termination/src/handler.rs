@@ -4,25 +4,18 @@
 //! termination wakes the disruption function through its timer queue.
 
 use kerf_aws::queue::SqsQueue;
-use kerf_control::handlers::{batch_failures, message_ids, termination};
+use kerf_control::handlers::events::{SqsBatchResponse, SqsEvent, fail_all};
+use kerf_control::handlers::termination;
 use kerf_function::Runtime;
-use serde_json::{Value, json};
 
 pub async fn handle(
     rt: &Runtime,
     queue: &SqsQueue,
     timers: &SqsQueue,
-    event: Value,
-) -> Result<Value, lambda_runtime::Error> {
-    match rt.ctx().await {
-        Ok(ctx) => Ok(termination::handle(&ctx, queue, timers, &event).await),
-        Err(e) => {
-            rt.log().error(
-                "termination",
-                "no kubernetes client",
-                json!({"error": e.to_string()}),
-            );
-            Ok(batch_failures(&message_ids(&event)))
-        }
+    batch: &SqsEvent,
+) -> Result<SqsBatchResponse, lambda_runtime::Error> {
+    match rt.ctx_or("termination", |_| fail_all(batch)).await {
+        Ok(ctx) => Ok(termination::handle(&ctx, queue, timers, batch).await),
+        Err(answer) => Ok(answer),
     }
 }

@@ -3,8 +3,8 @@
 
 mod handler;
 
+use kerf_control::handlers::events::SqsEvent;
 use lambda_runtime::{Error, LambdaEvent, run, service_fn};
-use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -13,8 +13,8 @@ async fn main() -> Result<(), Error> {
     let queue = rt.termination_queue()?;
     let timers = rt.disruption_queue()?;
     let (rt, queue, timers) = (&rt, &queue, &timers);
-    run(service_fn(move |ev: LambdaEvent<Value>| async move {
-        handler::handle(rt, queue, timers, ev.payload).await
+    run(service_fn(move |ev: LambdaEvent<SqsEvent>| async move {
+        handler::handle(rt, queue, timers, &ev.payload).await
     }))
     .await
 }

@@ -3,7 +3,7 @@
 //! its Node and its EC2 instance) down: the Node tainted, the instance terminated in EC2, the
 //! Node deleted and the finalizers removed. The duplicate message in the batch is one pass, the
 //! unreadable one is logged and dropped, and a pass that must wait re-queues itself on the
-//! termination queue.
+//! termination queue. Without a Kubernetes client, every message of the batch comes back.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
@@ -151,4 +151,44 @@ async fn the_binary_terminates_a_deleted_nodeclaim_through_ec2_on_moto() {
         logs.contains("dropping unreadable termination message"),
         "{logs}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_kubernetes_client_the_whole_batch_comes_back() {
+    // EKS discovery at an address where nothing listens: no client can be built.
+    let env: Vec<(&str, String)> = vec![
+        ("KERF_CLUSTER_NAME", CLUSTER.into()),
+        ("AWS_REGION", "us-west-2".into()),
+        ("AWS_ACCESS_KEY_ID", "test".into()),
+        ("AWS_SECRET_ACCESS_KEY", "test".into()),
+        ("AWS_ENDPOINT_URL", "http://127.0.0.1:9".into()),
+        ("KERF_TERMINATION_QUEUE_URL", "http://127.0.0.1:9/q".into()),
+        ("KERF_DISRUPTION_QUEUE_URL", "http://127.0.0.1:9/t".into()),
+    ];
+    let api = RuntimeApi::start().await;
+    let log = std::env::temp_dir().join(format!(
+        "kerf-termination-nokube-{}.log",
+        std::process::id()
+    ));
+    let _f = Function::start(
+        Path::new(env!("CARGO_BIN_EXE_kerf-termination")),
+        &api,
+        &env,
+        Some(&log),
+    );
+    let batch = fixture("sqs-termination-batch.json");
+    let every: Vec<Value> = batch["Records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| json!({"itemIdentifier": r["messageId"]}))
+        .collect();
+    let out = api.invoke(batch, LIMIT).await;
+    let logs = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        out,
+        Ok(json!({"batchItemFailures": every})),
+        "logs:\n{logs}"
+    );
+    assert!(logs.contains("no kubernetes client"), "{logs}");
 }

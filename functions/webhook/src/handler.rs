@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use kerf_aws::queue::SqsQueue;
+use kerf_control::handlers::events::FunctionUrlRequest;
 use kerf_control::handlers::webhook::{
     HttpResponse, authorized, handle as review, timed_out, unauthorized,
 };
@@ -25,27 +26,20 @@ pub async fn handle(
     queue: &SqsQueue,
     timers: &SqsQueue,
     secret: &str,
-    event: Value,
+    request: &FunctionUrlRequest,
 ) -> Result<Value, lambda_runtime::Error> {
-    let path = event["rawPath"].as_str().unwrap_or_default();
+    let path = request.raw_path.as_deref().unwrap_or_default();
     if !authorized(path, secret) {
-        return Ok(url_response(unauthorized(rt.log(), rt.now(), &event)));
+        return Ok(url_response(unauthorized(rt.log(), rt.now(), request)));
     }
     let work = async {
-        match rt.ctx().await {
-            Ok(ctx) => review(&ctx, queue, timers, secret, &event).await,
-            Err(e) => {
-                rt.log().error(
-                    "webhook",
-                    "no kubernetes client",
-                    json!({"error": e.to_string()}),
-                );
-                timed_out(&event)
-            }
+        match rt.ctx_or("webhook", |_| timed_out(request)).await {
+            Ok(ctx) => review(&ctx, queue, timers, secret, request).await,
+            Err(answer) => answer,
         }
     };
     let r = tokio::time::timeout(DEADLINE, work)
         .await
-        .unwrap_or_else(|_| timed_out(&event));
+        .unwrap_or_else(|_| timed_out(request));
     Ok(url_response(r))
 }

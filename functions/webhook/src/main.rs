@@ -3,8 +3,8 @@
 
 mod handler;
 
+use kerf_control::handlers::events::FunctionUrlRequest;
 use lambda_runtime::{Error, LambdaEvent, run, service_fn};
-use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -14,8 +14,10 @@ async fn main() -> Result<(), Error> {
     let queue = rt.queue()?;
     let timers = rt.disruption_queue()?;
     let (rt, secret, queue, timers) = (&rt, secret.as_str(), &queue, &timers);
-    run(service_fn(move |ev: LambdaEvent<Value>| async move {
-        handler::handle(rt, queue, timers, secret, ev.payload).await
-    }))
+    run(service_fn(
+        move |ev: LambdaEvent<FunctionUrlRequest>| async move {
+            handler::handle(rt, queue, timers, secret, &ev.payload).await
+        },
+    ))
     .await
 }

@@ -11,6 +11,7 @@ use kerf_control::log::{Logger, StdoutSink};
 use kerf_control::ports::{Clock, ClusterError, SystemClock};
 use kerf_kube::KubeCluster;
 use kerf_kube::eks::provider::EksClientProvider;
+use serde_json::json;
 
 use crate::config::{Config, ConfigError, KubeSource};
 
@@ -139,6 +140,23 @@ impl Runtime {
                 static_capacity: self.config.feature_gates.static_capacity,
                 ..Settings::new(&self.config.cluster_name, &self.config.namespace)
             },
+        })
+    }
+
+    /// The context of one invocation, or, when no Kubernetes client can be built, the error
+    /// logged under `controller` and `fallback`'s answer (given the error): every function
+    /// answers then without touching the cluster (a batch comes back whole to be retried, a
+    /// review is answered from the object alone).
+    pub async fn ctx_or<T>(
+        &self,
+        controller: &str,
+        fallback: impl FnOnce(String) -> T,
+    ) -> Result<FnCtx, T> {
+        self.ctx().await.map_err(|e| {
+            let e = e.to_string();
+            self.log
+                .error(controller, "no kubernetes client", json!({"error": e}));
+            fallback(e)
         })
     }
 

@@ -43,7 +43,7 @@ async fn cluster(pods: usize) -> World {
     w
 }
 
-fn event() -> serde_json::Value {
+fn event() -> kerf_control::handlers::events::Invocation {
     must(
         serde_json::from_str(&read("events/sqs-provisioning-batch.json")),
         "fixture",

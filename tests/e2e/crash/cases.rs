@@ -9,7 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use jiff::SignedDuration;
-use kerf_control::handlers;
+use kerf_e2e::events;
 use kerf_e2e::world::*;
 use kerf_sim::world::crash::CrashSwitch;
 use kerf_sim::world::{SimQueue, World};
@@ -35,7 +35,7 @@ pub(super) struct Case {
 /// Receives every visible message of `q` as one SQS event (in flight: a crash leaves them
 /// to come back after the visibility timeout).
 fn receive(q: &SimQueue) -> Value {
-    SimQueue::event(&q.receive(100))
+    events::batch(&q.receive(100))
 }
 
 /// Waits until `q` has a message, then receives them all: in process, tick by tick; on a
@@ -97,7 +97,7 @@ fn provision(on: On) -> Boxed<'static, (TestWorld, Value)> {
 
 fn run_provision<'a>(w: &'a World, s: &'a CrashSwitch, event: &'a Value) -> Boxed<'a, ()> {
     Box::pin(async move {
-        handlers::provisioner::handle(&w.crashing(s), &w.queue, "crashing", event).await;
+        events::provisioner(&w.crashing(s), &w.queue, "crashing", event).await;
     })
 }
 
@@ -165,7 +165,7 @@ fn expired_and_orphaned(on: On) -> Boxed<'static, (TestWorld, Value)> {
 
 fn run_sweep<'a>(w: &'a World, s: &'a CrashSwitch, event: &'a Value) -> Boxed<'a, ()> {
     Box::pin(async move {
-        handlers::provisioner::handle(&w.crashing(s), &w.queue, "crashing-sweep", event).await;
+        events::provisioner(&w.crashing(s), &w.queue, "crashing-sweep", event).await;
     })
 }
 
@@ -180,8 +180,8 @@ fn disruption(on: On) -> Boxed<'static, (TestWorld, Value)> {
 fn run_disruption<'a>(w: &'a World, s: &'a CrashSwitch, _: &'a Value) -> Boxed<'a, ()> {
     Box::pin(async move {
         let (q, opts) = (&w.disruption_queues(), &w.disruption);
-        let event = serde_json::json!({"source": "kerf.schedule"});
-        handlers::disruption::handle(&w.crashing(s), q, "crashing-disruption", opts, &event).await;
+        let event = json!({"source": "kerf.schedule", "detail-type": "Disruption Sweep"});
+        events::disruption(&w.crashing(s), q, "crashing-disruption", opts, &event).await;
     })
 }
 
@@ -219,7 +219,7 @@ fn pod_events(on: On) -> Boxed<'static, (TestWorld, Value)> {
 fn run_timers<'a>(w: &'a World, s: &'a CrashSwitch, event: &'a Value) -> Boxed<'a, ()> {
     Box::pin(async move {
         let (q, opts) = (&w.disruption_queues(), &w.disruption);
-        handlers::disruption::handle(&w.crashing(s), q, "crashing-timers", opts, event).await;
+        events::disruption(&w.crashing(s), q, "crashing-timers", opts, event).await;
     })
 }
 
@@ -235,7 +235,7 @@ fn termination(on: On) -> Boxed<'static, (TestWorld, Value)> {
 fn run_termination<'a>(w: &'a World, s: &'a CrashSwitch, event: &'a Value) -> Boxed<'a, ()> {
     Box::pin(async move {
         let (q, t) = (&w.termination_queue, &w.timer_queue);
-        handlers::termination::handle(&w.crashing(s), q, t, event).await;
+        events::termination(&w.crashing(s), q, t, event).await;
     })
 }
 
@@ -254,7 +254,7 @@ fn interruption(on: On) -> Boxed<'static, (TestWorld, Value)> {
 fn run_interruption<'a>(w: &'a World, s: &'a CrashSwitch, event: &'a Value) -> Boxed<'a, ()> {
     Box::pin(async move {
         let q = &w.termination_queue;
-        handlers::interruption::handle(&w.crashing(s), q, event, &w.interruption).await;
+        events::interruption(&w.crashing(s), q, event, &w.interruption).await;
     })
 }
 

@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 use k8s_openapi::api::core::v1::{ConfigMap, Event};
-use kerf_control::handlers::interruption::handle;
 use kerf_control::interrupt::InterruptOptions;
+use kerf_e2e::events::interruption as handle;
 use kerf_e2e::world::claims;
 use kerf_sim::world::{KERF_NAMESPACE, World};
 use kube::api::{Api, ListParams};

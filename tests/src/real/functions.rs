@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use jiff::SignedDuration;
 use kerf_control::ctx::{Ctx, Settings};
+use kerf_control::handlers::events::{Invocation, to_json};
+use kerf_control::handlers::{provisioner, termination};
 use kerf_control::log::{Level, Logger, MemorySink};
 use kerf_control::ports::{Clock, SystemClock};
 use kerf_kube::KubeCluster;
@@ -83,10 +85,10 @@ impl Shared {
 }
 
 /// The EventBridge schedule's event (`shared/sim/src/world/deliver.rs` `sweep`).
-pub fn scheduled_event(n: u64, now: jiff::Timestamp) -> Value {
-    json!({"version": "0", "id": format!("sweep-{n}"), "detail-type": "Scheduled Event",
-        "source": "aws.events", "time": rfc3339(now), "region": REGION, "resources": [],
-        "detail": {}})
+pub fn scheduled_event(n: u64, now: jiff::Timestamp) -> Invocation {
+    crate::events::invocation(&json!({"version": "0", "id": format!("sweep-{n}"),
+        "detail-type": "Scheduled Event", "source": "aws.events", "time": rfc3339(now),
+        "region": REGION, "resources": [], "detail": {}}))
 }
 
 /// The provisioner function, invoked by the schedule.
@@ -118,7 +120,7 @@ impl Provisioner {
         self.invocations += 1;
         let event = scheduled_event(self.invocations, self.ctx.now());
         let holder = format!("provisioner-{}", self.invocations);
-        kerf_control::handlers::provisioner::handle(&self.ctx, &self.queue, &holder, &event).await
+        to_json(&provisioner::handle(&self.ctx, &self.queue, &holder, &event).await)
     }
 
     /// Delivers every visible message of its queue (webhook hints, its own timers) as one
@@ -130,11 +132,10 @@ impl Provisioner {
             return None;
         }
         self.invocations += 1;
-        let event = SimQueue::event(&messages);
+        let event = Invocation::Queue(SimQueue::event(&messages));
         let holder = format!("provisioner-{}", self.invocations);
-        let resp =
-            kerf_control::handlers::provisioner::handle(&self.ctx, &self.queue, &holder, &event)
-                .await;
+        let resp = provisioner::handle(&self.ctx, &self.queue, &holder, &event).await;
+        let resp = to_json(&resp);
         self.queue.settle(&messages, &resp);
         Some(resp)
     }
@@ -178,13 +179,8 @@ impl Terminator {
             return None;
         }
         let event = SimQueue::event(&messages);
-        let resp = kerf_control::handlers::termination::handle(
-            &self.ctx,
-            &self.queue,
-            &self.timers,
-            &event,
-        )
-        .await;
+        let resp = termination::handle(&self.ctx, &self.queue, &self.timers, &event).await;
+        let resp = to_json(&resp);
         self.queue.settle(&messages, &resp);
         Some(resp)
     }

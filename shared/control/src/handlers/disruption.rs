@@ -9,9 +9,12 @@
 //! requeued a few seconds later; when the pass fails, the batch comes back (batch item
 //! failures) and is retried after the visibility timeout.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::json;
 
-use super::{batch_failures, flush_metrics, message_ids};
+use super::answers::{Busy, Failure, PassSummary};
+use super::events::{Invocation, SqsBatchResponse, SqsEvent, batch_failures, body, fail_all};
+use super::flush_metrics;
 use crate::ctx::Ctx;
 use crate::disrupt::{Queues, SweepOptions, SweepReport, requeue, sweep, timers};
 use crate::error::ControlError;
@@ -55,19 +58,18 @@ pub async fn run<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
 pub async fn read_timers<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     timers: &Q,
-    event: &Value,
+    batch: &SqsEvent,
 ) -> Wake {
     let now = ctx.now();
     let mut wake = Wake::default();
-    for r in event["Records"].as_array().into_iter().flatten() {
-        let body = r["body"].as_str().unwrap_or_default();
-        let t = match Timer::parse(body) {
+    for r in &batch.records {
+        let t = match Timer::parse(body(r)) {
             Ok(t) => t,
             Err(e) => {
                 ctx.log.warn(
                     DISRUPTION,
                     "dropping a message that is not a timer",
-                    json!({"messageId": r["messageId"], "error": e.to_string()}),
+                    json!({"messageId": r.message_id, "error": e.to_string()}),
                 );
                 continue;
             }
@@ -86,11 +88,19 @@ pub async fn read_timers<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     wake
 }
 
-fn summary(r: &SweepReport) -> Value {
-    json!({"status": "ok", "started": r.started, "recorded": r.recorded,
-        "rejected": r.rejected, "finished": r.progress.finished,
-        "rolledBack": r.progress.rolled_back, "drifted": r.drifted.len(),
-        "skipped": r.skipped, "armed": r.armed})
+/// What the disruption function answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    /// A timer batch's messages to retry (no pass ran, or it found the Lease held or failed).
+    Batch(SqsBatchResponse),
+    /// A pass ran: after a timer batch, with its (empty) batch item failures; after the
+    /// schedule, with the instances health checks terminated.
+    Pass(PassSummary),
+    /// The schedule found the Lease held.
+    Busy(Busy),
+    /// The schedule's pass failed.
+    Failed(Failure),
 }
 
 /// Handles one invocation: a scheduled event, or an SQS batch of timers.
@@ -99,12 +109,11 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     queues: &Queues<'_, Q>,
     holder: &str,
     opts: &SweepOptions,
-    event: &Value,
-) -> Value {
-    let out = if event.get("Records").is_some() {
-        on_timers(ctx, queues, holder, opts, event).await
-    } else {
-        scheduled(ctx, queues, holder, opts).await
+    event: &Invocation,
+) -> Answer {
+    let out = match event {
+        Invocation::Queue(batch) => on_timers(ctx, queues, holder, opts, batch).await,
+        Invocation::Schedule(_) => scheduled(ctx, queues, holder, opts).await,
     };
     flush_metrics(ctx);
     out
@@ -115,26 +124,25 @@ async fn on_timers<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     queues: &Queues<'_, Q>,
     holder: &str,
     opts: &SweepOptions,
-    event: &Value,
-) -> Value {
-    let wake = read_timers(ctx, queues.timers, event).await;
+    batch: &SqsEvent,
+) -> Answer {
+    let wake = read_timers(ctx, queues.timers, batch).await;
     if !wake.pass {
-        return batch_failures(&[]);
+        return Answer::Batch(batch_failures(&[]));
     }
     match run(ctx, queues, holder, opts, &wake.pod_events).await {
-        Ok(Some(r)) => {
-            let mut v = summary(&r);
-            v["batchItemFailures"] = json!([]);
-            v
-        }
+        Ok(Some(r)) => Answer::Pass(PassSummary {
+            batch: Some(batch_failures(&[])),
+            ..PassSummary::of(&r)
+        }),
         Ok(None) => {
             // Another decision runs now; this pass comes a little later, not a minute later.
             let later = ctx.now() + jiff::SignedDuration::from_secs(BUSY_RETRY_SECS);
             if !crate::disrupt::set_timer(ctx, queues.timers, TimerKind::Requeue, later, &[]).await
             {
-                return batch_failures(&message_ids(event));
+                return Answer::Batch(fail_all(batch));
             }
-            batch_failures(&[])
+            Answer::Batch(batch_failures(&[]))
         }
         Err(e) => {
             ctx.log.error(
@@ -142,7 +150,7 @@ async fn on_timers<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
                 "disruption pass failed",
                 json!({"error": e.to_string()}),
             );
-            batch_failures(&message_ids(event))
+            Answer::Batch(fail_all(batch))
         }
     }
 }
@@ -155,22 +163,21 @@ async fn scheduled<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     queues: &Queues<'_, Q>,
     holder: &str,
     opts: &SweepOptions,
-) -> Value {
+) -> Answer {
     let health = health::poll(ctx, queues.termination, &InterruptOptions::default()).await;
     match run(ctx, queues, holder, opts, &[]).await {
-        Ok(Some(r)) => {
-            let mut v = summary(&r);
-            v["unhealthy"] = json!(health.terminated);
-            v
-        }
-        Ok(None) => json!({"status": "busy"}),
+        Ok(Some(r)) => Answer::Pass(PassSummary {
+            unhealthy: Some(health.terminated),
+            ..PassSummary::of(&r)
+        }),
+        Ok(None) => Answer::Busy(Busy::default()),
         Err(e) => {
             ctx.log.error(
                 DISRUPTION,
                 "disruption sweep failed",
                 json!({"error": e.to_string()}),
             );
-            json!({"status": "failed", "error": e.to_string()})
+            Answer::Failed(Failure::new(e.to_string()))
         }
     }
 }

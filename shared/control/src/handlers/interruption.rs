@@ -3,26 +3,25 @@
 //! capacity-reservation interruptions) handled by [`crate::interrupt`]; only the messages
 //! that failed transiently come back in `batchItemFailures`.
 
-use serde_json::Value;
-
-use super::{batch_failures, flush_metrics};
+use super::events::{SqsBatchResponse, SqsEvent, batch_failures, body};
+use super::flush_metrics;
 use crate::ctx::Ctx;
 use crate::interrupt::{InterruptOptions, Message, handle_batch};
 use crate::metrics::names::INTERRUPTION_DELETED;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
 
-/// The messages of an SQS event.
-pub fn messages(event: &Value) -> Vec<Message> {
-    event["Records"]
-        .as_array()
-        .into_iter()
-        .flatten()
+/// The messages of an SQS batch (a record without a message id is left out).
+pub fn messages(batch: &SqsEvent) -> Vec<Message> {
+    batch
+        .records
+        .iter()
         .filter_map(|r| {
             Some(Message {
-                id: r["messageId"].as_str()?.to_string(),
-                body: r["body"].as_str().unwrap_or_default().to_string(),
-                sent: r["attributes"]["SentTimestamp"]
-                    .as_str()
+                id: r.message_id.clone()?,
+                body: body(r).to_string(),
+                sent: r
+                    .attributes
+                    .get("SentTimestamp")
                     .and_then(|t| t.parse::<i64>().ok())
                     .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok()),
             })
@@ -34,11 +33,11 @@ pub fn messages(event: &Value) -> Vec<Message> {
 pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     termination: &Q,
-    event: &Value,
+    batch: &SqsEvent,
     opts: &InterruptOptions,
-) -> Value {
-    let batch = messages(event);
-    let report = handle_batch(ctx, termination, &batch, opts).await;
+) -> SqsBatchResponse {
+    let messages = messages(batch);
+    let report = handle_batch(ctx, termination, &messages, opts).await;
     ctx.metrics
         .count(INTERRUPTION_DELETED, &[], report.deleted as f64);
     flush_metrics(ctx);

@@ -15,9 +15,12 @@
 //! within [`liveness::HORIZON`], and, when pods were left waiting after a launch found no
 //! capacity, the moment the first unavailable offering expires.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::json;
 
-use super::{batch_failures, flush_metrics, message_ids};
+use super::answers::{Failure, SweepSummary};
+use super::events::{Invocation, SqsBatchResponse, SqsEvent, batch_failures, body, message_ids};
+use super::flush_metrics;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::gc;
@@ -48,17 +51,28 @@ pub struct PassReport {
     pub busy: Option<String>,
 }
 
+/// What the provisioner answers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    /// An SQS batch's messages to retry.
+    Batch(SqsBatchResponse),
+    /// The schedule's sweep ran (or found the Lease held).
+    Sweep(SweepSummary),
+    /// The schedule's sweep failed.
+    Failed(Failure),
+}
+
 /// Handles one invocation; `holder` identifies it for the Lease (e.g. the request id).
 pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
     holder: &str,
-    event: &Value,
-) -> Value {
-    let out = if event.get("Records").is_some() {
-        on_batch(ctx, queue, holder, event).await
-    } else {
-        on_schedule(ctx, queue, holder).await
+    event: &Invocation,
+) -> Answer {
+    let out = match event {
+        Invocation::Queue(batch) => Answer::Batch(on_batch(ctx, queue, holder, batch).await),
+        Invocation::Schedule(_) => on_schedule(ctx, queue, holder).await,
     };
     flush_metrics(ctx);
     out
@@ -68,10 +82,10 @@ async fn on_batch<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
     holder: &str,
-    event: &Value,
-) -> Value {
-    let ids = message_ids(event);
-    if !wakes(ctx, queue, event).await {
+    batch: &SqsEvent,
+) -> SqsBatchResponse {
+    let ids = message_ids(batch);
+    if !wakes(ctx, queue, batch).await {
         return batch_failures(&[]);
     }
     match with_lease(ctx, holder, || async { batch_pass(ctx, queue).await }).await {
@@ -105,7 +119,7 @@ fn failed<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     e: &ControlError,
     ids: &[String],
-) -> Value {
+) -> SqsBatchResponse {
     ctx.log.error(
         PROVISIONER,
         "provisioning failed",
@@ -125,13 +139,13 @@ fn failed<C: Cluster, K: Cloud, P: Publisher>(
 async fn wakes<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
-    event: &Value,
+    batch: &SqsEvent,
 ) -> bool {
     let now = ctx.now();
     let mut wake = false;
     let mut hints = Vec::new();
-    for r in event["Records"].as_array().into_iter().flatten() {
-        let body = r["body"].as_str().unwrap_or_default();
+    for r in &batch.records {
+        let body = body(r);
         match Timer::parse(body) {
             Ok(t) if t.early(now) => {
                 set_timer(ctx, queue, PROVISIONER, t.kind, t.due, &t.objects).await;
@@ -276,30 +290,13 @@ async fn on_schedule<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
     holder: &str,
-) -> Value {
+) -> Answer {
     match run_sweep(ctx, queue, holder).await {
-        Ok(r) => summary(&r),
+        Ok(r) => Answer::Sweep(SweepSummary::of(&r)),
         Err(e) => {
             ctx.log
                 .error(PROVISIONER, "sweep failed", json!({"error": e.to_string()}));
-            json!({"status": "failed", "error": e.to_string()})
+            Answer::Failed(Failure::new(e.to_string()))
         }
     }
-}
-
-/// The schedule's response body.
-pub fn summary(r: &PassReport) -> Value {
-    json!({
-        "status": if r.busy.is_some() { "busy" } else { "ok" },
-        "created": r.provision.created,
-        "launched": r.provision.launched,
-        "unschedulable": r.provision.unschedulable.len(),
-        "registered": r.registered,
-        "initialized": r.initialized,
-        "expired": r.expired,
-        "armed": r.armed,
-        "collectedInstances": r.collected.instances,
-        "collectedNodeClaims": r.collected.node_claims,
-        "collectedLaunchTemplates": r.collected.launch_templates,
-    })
 }

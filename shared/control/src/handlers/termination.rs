@@ -8,9 +8,10 @@
 
 use futures::StreamExt;
 use futures::stream;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{batch_failures, flush_metrics};
+use super::events::{SqsBatchResponse, SqsEvent, SqsMessage, batch_failures, body};
+use super::flush_metrics;
 use crate::ctx::Ctx;
 use crate::log::controllers::TERMINATION;
 use crate::ports::{Cloud, Cluster, Publisher, Queue, TerminationMessage};
@@ -27,10 +28,10 @@ enum Outcome {
 async fn one<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
-    record: &Value,
+    record: &SqsMessage,
 ) -> Outcome {
-    let id = record["messageId"].as_str().unwrap_or_default().to_string();
-    let body = record["body"].as_str().unwrap_or_default();
+    let id = record.message_id.clone().unwrap_or_default();
+    let body = body(record);
     let Some(name) = TerminationMessage::parse(body).map(|m| m.node_claim) else {
         ctx.log.error(
             TERMINATION,
@@ -76,17 +77,16 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     queue: &Q,
     disruption: &Q,
-    event: &Value,
-) -> Value {
-    let mut records: Vec<Value> = event["Records"].as_array().cloned().unwrap_or_default();
+    batch: &SqsEvent,
+) -> SqsBatchResponse {
+    let mut records: Vec<&SqsMessage> = batch.records.iter().collect();
     // Several messages for one NodeClaim in a batch are one pass: the rest are redundant.
     let mut seen = std::collections::BTreeSet::new();
     records.retain(|r| {
-        let body = r["body"].as_str().unwrap_or_default();
-        let claim = TerminationMessage::parse(body).map(|m| m.node_claim);
+        let claim = TerminationMessage::parse(body(r)).map(|m| m.node_claim);
         claim.is_none_or(|c| seen.insert(c))
     });
-    let outcomes: Vec<Outcome> = stream::iter(records.iter().map(|r| one(ctx, queue, r)))
+    let outcomes: Vec<Outcome> = stream::iter(records.into_iter().map(|r| one(ctx, queue, r)))
         .buffer_unordered(ctx.settings.concurrency.max(1))
         .collect()
         .await;

@@ -13,6 +13,7 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 use subtle::ConstantTimeEq;
 
+use super::events::FunctionUrlRequest;
 use super::flush_metrics;
 use crate::ctx::Ctx;
 use crate::log::Logger;
@@ -55,11 +56,11 @@ pub fn authorized(path: &str, secret: &str) -> bool {
 
 /// The answer to a request without the secret: a warning, one count of
 /// [`names::WEBHOOK_UNAUTHORIZED`] written at once (the request does nothing else), a 401.
-pub fn unauthorized(log: &Logger, now: Timestamp, event: &Value) -> HttpResponse {
+pub fn unauthorized(log: &Logger, now: Timestamp, request: &FunctionUrlRequest) -> HttpResponse {
     log.warn(
         WEBHOOK,
         "rejected an unauthenticated request",
-        json!({"sourceIp": event["requestContext"]["http"]["sourceIp"]}),
+        json!({"sourceIp": request.request_context.http.source_ip}),
     );
     let metrics = Metrics::default();
     metrics.count(names::WEBHOOK_UNAUTHORIZED, &[], 1.0);
@@ -69,10 +70,10 @@ pub fn unauthorized(log: &Logger, now: Timestamp, event: &Value) -> HttpResponse
     answer(401, json!({"message": "unauthorized"}))
 }
 
-/// The request body of a Function URL event (decoding base64 when flagged).
-pub fn body(event: &Value) -> Result<Vec<u8>, String> {
-    let raw = event["body"].as_str().unwrap_or_default();
-    if event["isBase64Encoded"].as_bool().unwrap_or(false) {
+/// The request body of a Function URL request (decoding base64 when flagged).
+pub fn body(request: &FunctionUrlRequest) -> Result<Vec<u8>, String> {
+    let raw = request.body.as_deref().unwrap_or_default();
+    if request.is_base64_encoded {
         base64::engine::general_purpose::STANDARD
             .decode(raw)
             .map_err(|e| format!("body is not valid base64: {e}"))
@@ -88,22 +89,22 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     queue: &Q,
     disruption: &Q,
     secret: &str,
-    event: &Value,
+    request: &FunctionUrlRequest,
 ) -> HttpResponse {
-    let path = event["rawPath"].as_str().unwrap_or_default();
+    let path = request.raw_path.as_deref().unwrap_or_default();
     if !authorized(path, secret) {
-        return unauthorized(&ctx.log, ctx.now(), event);
+        return unauthorized(&ctx.log, ctx.now(), request);
     }
-    let method = event["requestContext"]["http"]["method"]
-        .as_str()
-        .unwrap_or("POST");
-    if method != "POST" {
+    let method = request.request_context.http.method.as_deref();
+    if method.unwrap_or("POST") != "POST" {
         return answer(405, json!({"message": "only POST is accepted"}));
     }
-    let declared = event["headers"]["content-length"]
-        .as_str()
+    let declared = request
+        .headers
+        .get("content-length")
+        .and_then(|l| l.to_str().ok())
         .and_then(|l| l.parse::<usize>().ok());
-    let bytes = match body(event) {
+    let bytes = match body(request) {
         Ok(b) => b,
         Err(e) => return answer(400, json!({"message": e})),
     };
@@ -129,8 +130,8 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
 /// The answer when Kerf cannot act on the request (the deadline passed before [`handle`]
 /// finished, or no Kubernetes client could be built): Kerf's CRDs validated from the object
 /// alone, pods and nodes allowed ([`webhook::offline`]). Validation never needs a client.
-pub fn timed_out(event: &Value) -> HttpResponse {
-    let review = body(event)
+pub fn timed_out(request: &FunctionUrlRequest) -> HttpResponse {
+    let review = body(request)
         .ok()
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
     let Some(req) = review.as_ref().and_then(|r| webhook::parse(r).ok()) else {
@@ -142,6 +143,14 @@ pub fn timed_out(event: &Value) -> HttpResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Function URL request carrying `body`, base64-encoded when `base64`.
+    fn request(body: &str, base64: bool) -> FunctionUrlRequest {
+        let mut r = FunctionUrlRequest::default();
+        r.body = Some(body.to_string());
+        r.is_base64_encoded = base64;
+        r
+    }
 
     #[test]
     fn secret_path_is_checked_whole() {
@@ -176,8 +185,9 @@ mod tests {
         let sink = Arc::new(MemorySink::default());
         let now: Timestamp = "2026-03-08T13:42:09Z".parse().unwrap();
         let log = Logger::new(sink.clone(), Arc::new(ManualClock::new(now)), Level::Info);
-        let ev = json!({"rawPath": "/guess/admit",
-            "requestContext": {"http": {"sourceIp": "192.0.2.1"}}});
+        let mut ev = FunctionUrlRequest::default();
+        ev.raw_path = Some("/guess/admit".into());
+        ev.request_context.http.source_ip = Some("192.0.2.1".into());
         assert_eq!(unauthorized(&log, now, &ev).status, 401);
         let entries = sink.entries();
         assert_eq!(entries.len(), 2, "{entries:?}");
@@ -191,14 +201,12 @@ mod tests {
     #[test]
     fn bodies_decode_and_timeouts_fail_open_for_workloads_only() {
         let b64 = base64::engine::general_purpose::STANDARD.encode("{}");
-        assert_eq!(
-            body(&json!({"body": b64, "isBase64Encoded": true})).unwrap(),
-            b"{}"
-        );
-        assert!(body(&json!({"body": "%%", "isBase64Encoded": true})).is_err());
+        assert_eq!(body(&request(&b64, true)).unwrap(), b"{}");
+        assert!(body(&request("%%", true)).is_err());
         let review = |group: &str, kind: &str| {
-            json!({"body": json!({"kind": "AdmissionReview", "request": {"uid": "u",
-                "kind": {"group": group, "kind": kind}}}).to_string()})
+            let review = json!({"kind": "AdmissionReview", "request": {"uid": "u",
+                "kind": {"group": group, "kind": kind}}});
+            request(&review.to_string(), false)
         };
         let pod = timed_out(&review("", "Pod"));
         assert_eq!(pod.body["response"]["allowed"], true);
@@ -206,6 +214,6 @@ mod tests {
         assert_eq!(np.body["response"]["allowed"], false);
         let message = np.body["response"]["status"]["message"].as_str().unwrap();
         assert!(message.contains("is invalid"), "{message}");
-        assert_eq!(timed_out(&json!({"body": "nope"})).status, 400);
+        assert_eq!(timed_out(&request("nope", false)).status, 400);
     }
 }

@@ -8,13 +8,15 @@ use jiff::SignedDuration;
 use serde_json::Value;
 
 use kerf_control::disrupt::Queues;
+use kerf_control::handlers::events::{Invocation, Schedule, SqsEvent, to_json};
+use kerf_control::handlers::{disruption, interruption, provisioner, termination};
 
 use super::queue::Message;
 use super::{SimQueue, World, rfc3339};
 
 impl World {
     /// The batch again, newest first, when deliveries are duplicated.
-    fn again(&self, messages: &[Message]) -> Option<Value> {
+    fn again(&self, messages: &[Message]) -> Option<SqsEvent> {
         if !self.options.duplicate_deliveries || messages.is_empty() {
             return None;
         }
@@ -27,20 +29,15 @@ impl World {
     /// its response (failed messages come back after the visibility timeout).
     pub async fn deliver(&mut self) -> Value {
         let messages = self.queue.receive(10_000);
-        let event = SimQueue::event(&messages);
+        let event = Invocation::Queue(SimQueue::event(&messages));
         self.provisioner_invocations += 1;
         let holder = self.holder();
-        let resp = kerf_control::handlers::provisioner::handle(
-            &self.provisioner,
-            &self.queue,
-            &holder,
-            &event,
-        )
-        .await;
+        let resp = provisioner::handle(&self.provisioner, &self.queue, &holder, &event).await;
+        let resp = to_json(&resp);
         if let Some(dup) = self.again(&messages) {
             let holder = self.holder();
             let q = &self.queue;
-            kerf_control::handlers::provisioner::handle(&self.provisioner, q, &holder, &dup).await;
+            provisioner::handle(&self.provisioner, q, &holder, &dup.into()).await;
         }
         self.queue.settle(&messages, &resp);
         resp
@@ -51,10 +48,9 @@ impl World {
         let messages = self.termination_queue.receive(10_000);
         let event = SimQueue::event(&messages);
         let (q, t) = (&self.termination_queue, &self.timer_queue);
-        let resp =
-            kerf_control::handlers::termination::handle(&self.terminator, q, t, &event).await;
+        let resp = to_json(&termination::handle(&self.terminator, q, t, &event).await);
         if let Some(dup) = self.again(&messages) {
-            kerf_control::handlers::termination::handle(&self.terminator, q, t, &dup).await;
+            termination::handle(&self.terminator, q, t, &dup).await;
         }
         self.termination_queue.settle(&messages, &resp);
         resp
@@ -64,16 +60,10 @@ impl World {
     pub async fn deliver_interruption(&mut self) -> Value {
         let messages = self.interruption_queue.receive(10_000);
         let event = SimQueue::event(&messages);
-        let resp = kerf_control::handlers::interruption::handle(
-            &self.interrupter,
-            &self.termination_queue,
-            &event,
-            &self.interruption,
-        )
-        .await;
+        let (q, o) = (&self.termination_queue, &self.interruption);
+        let resp = to_json(&interruption::handle(&self.interrupter, q, &event, o).await);
         if let Some(dup) = self.again(&messages) {
-            let (q, o) = (&self.termination_queue, &self.interruption);
-            kerf_control::handlers::interruption::handle(&self.interrupter, q, &dup, o).await;
+            interruption::handle(&self.interrupter, q, &dup, o).await;
         }
         self.interruption_queue.settle(&messages, &resp);
         let failed = resp["batchItemFailures"].as_array().map_or(0, Vec::len);
@@ -111,32 +101,24 @@ impl World {
     /// Runs the disruption function's scheduled pass now.
     pub async fn disrupt(&mut self) -> Value {
         let holder = format!("disruption-{}", self.holder());
-        let event =
-            serde_json::json!({"source": "kerf.schedule", "detail-type": "Disruption Sweep"});
+        let event = Invocation::scheduled("kerf.schedule", "Disruption Sweep");
         let (ctx, opts) = (&self.disruptor, &self.disruption);
-        kerf_control::handlers::disruption::handle(
-            ctx,
-            &self.disruption_queues(),
-            &holder,
-            opts,
-            &event,
-        )
-        .await
+        let queues = self.disruption_queues();
+        to_json(&disruption::handle(ctx, &queues, &holder, opts, &event).await)
     }
 
     /// Delivers every visible timer message to the disruption function as one SQS batch.
     pub async fn deliver_timers(&mut self) -> Value {
         let messages = self.timer_queue.receive(10_000);
-        let event = SimQueue::event(&messages);
+        let event = Invocation::Queue(SimQueue::event(&messages));
         self.timer_invocations += 1;
         let holder = format!("disruption-{}", self.holder());
         let again = format!("disruption-{}", self.holder());
         let (ctx, opts) = (&self.disruptor, &self.disruption);
         let queues = self.disruption_queues();
-        let resp =
-            kerf_control::handlers::disruption::handle(ctx, &queues, &holder, opts, &event).await;
+        let resp = to_json(&disruption::handle(ctx, &queues, &holder, opts, &event).await);
         if let Some(dup) = self.again(&messages) {
-            kerf_control::handlers::disruption::handle(ctx, &queues, &again, opts, &dup).await;
+            disruption::handle(ctx, &queues, &again, opts, &dup.into()).await;
         }
         self.timer_queue.settle(&messages, &resp);
         resp
@@ -144,11 +126,18 @@ impl World {
 
     /// Runs the provisioner's scheduled sweep now.
     pub async fn sweep(&mut self) -> Value {
-        let event = serde_json::json!({"version": "0", "id": format!("sweep-{}", self.invocation),
-            "detail-type": "Scheduled Event", "source": "aws.events", "time": rfc3339(self.now()),
-            "region": self.options.region, "resources": [], "detail": {}});
+        let mut event = Schedule::default();
+        event.version = Some("0".into());
+        event.id = Some(format!("sweep-{}", self.invocation));
+        event.detail_type = "Scheduled Event".into();
+        event.source = "aws.events".into();
+        // The event's time, read from its RFC 3339 text into the crate's own time type.
+        event.time = serde_json::from_value(serde_json::json!(rfc3339(self.now()))).ok();
+        event.region = Some(self.options.region.clone());
+        event.resources = Some(Vec::new());
+        event.detail = Some(serde_json::json!({}));
+        let event = Invocation::Schedule(Box::new(event));
         let holder = self.holder();
-        kerf_control::handlers::provisioner::handle(&self.provisioner, &self.queue, &holder, &event)
-            .await
+        to_json(&provisioner::handle(&self.provisioner, &self.queue, &holder, &event).await)
     }
 }

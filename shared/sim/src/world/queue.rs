@@ -4,8 +4,9 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use jiff::{SignedDuration, Timestamp};
+use kerf_control::handlers::events::{SqsEvent, SqsMessage};
 use kerf_control::ports::{Clock, DecisionEvent, PublishError, Publisher, Queue, QueueError};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// One message.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,20 +136,31 @@ impl SimQueue {
     }
 
     /// An SQS event (what Lambda's event source mapping delivers) for `messages`.
-    pub fn event(messages: &[Message]) -> Value {
-        let records: Vec<Value> = messages
-            .iter()
-            .map(|m| {
-                json!({"messageId": m.id, "receiptHandle": format!("rh-{}", m.id), "body": m.body,
-                    "attributes": {"ApproximateReceiveCount": m.receives.to_string(),
-                        "SentTimestamp": m.sent.as_millisecond().to_string()},
-                    "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
-                    "eventSourceARN": "arn:aws:sqs:us-west-2:000000000000:kerf-provisioning",
-                    "awsRegion": "us-west-2"})
-            })
-            .collect();
-        json!({ "Records": records })
+    pub fn event(messages: &[Message]) -> SqsEvent {
+        let mut event = SqsEvent::default();
+        event.records = messages.iter().map(record).collect();
+        event
     }
+}
+
+/// The SQS record of one message, as the event source mapping gives it.
+fn record(m: &Message) -> SqsMessage {
+    let mut r = SqsMessage::default();
+    r.message_id = Some(m.id.clone());
+    r.receipt_handle = Some(format!("rh-{}", m.id));
+    r.body = Some(m.body.clone());
+    r.attributes = [
+        ("ApproximateReceiveCount", m.receives.to_string()),
+        ("SentTimestamp", m.sent.as_millisecond().to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    r.md5_of_body = Some(String::new());
+    r.event_source = Some("aws:sqs".into());
+    r.event_source_arn = Some("arn:aws:sqs:us-west-2:000000000000:kerf-provisioning".into());
+    r.aws_region = Some("us-west-2".into());
+    r
 }
 
 impl Queue for SimQueue {

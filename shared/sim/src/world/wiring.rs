@@ -5,13 +5,15 @@
 
 use std::sync::{Arc, OnceLock};
 
+use axum::http::header;
 use kerf_control::ctx::{Ctx, Settings};
+use kerf_control::handlers::events::FunctionUrlRequest;
 use kerf_control::log::{Level, LogSink, Logger, MemorySink};
 use kerf_control::ports::{Clock, ManualClock};
 use kerf_kube::KubeCluster;
 use kube::Client;
 use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::real::RealCluster;
 use super::real::install::{Function, function_identity, install};
@@ -32,17 +34,27 @@ pub const KERF_TOKEN: &str = "kerf-functions";
 
 type Slot = Arc<OnceLock<(Arc<SimCtx>, SimQueue, SimQueue, String)>>;
 
-/// A Function URL event (payload v2) carrying `review` to the webhook.
-pub fn function_url_event(secret: &str, review: &Value) -> Value {
+/// A Function URL request (payload v2) carrying `review` to the webhook.
+pub fn function_url_event(secret: &str, review: &Value) -> FunctionUrlRequest {
     http_event(&format!("/{secret}/admit"), "", &review.to_string())
 }
 
-/// The Function URL event (payload v2) of an HTTP POST to `path?query` with `body`.
-pub fn http_event(path: &str, query: &str, body: &str) -> Value {
-    json!({"version": "2.0", "routeKey": "$default", "rawPath": path,
-        "rawQueryString": query, "headers": {"content-type": "application/json"},
-        "requestContext": {"http": {"method": "POST", "path": path, "sourceIp": "127.0.0.1"}},
-        "body": body, "isBase64Encoded": false})
+/// The Function URL request (payload v2) of an HTTP POST to `path?query` with `body`.
+pub fn http_event(path: &str, query: &str, body: &str) -> FunctionUrlRequest {
+    let mut r = FunctionUrlRequest::default();
+    r.version = Some("2.0".into());
+    r.raw_path = Some(path.into());
+    r.raw_query_string = Some(query.into());
+    r.headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    r.request_context.http.method = Some("POST".into());
+    r.request_context.http.path = Some(path.into());
+    r.request_context.http.source_ip = Some("127.0.0.1".into());
+    r.body = Some(body.into());
+    r.is_base64_encoded = false;
+    r
 }
 
 fn hook(name: &str, rules: Vec<Rule>, fail_open: bool, slot: Slot) -> Hook {
