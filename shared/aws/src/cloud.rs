@@ -322,6 +322,7 @@ impl Cloud for Ec2Cloud {
             capacity_type: l.capacity_type,
             image_id,
             unavailable: l.unavailable,
+            reservation: None,
         })
     }
 

@@ -28,6 +28,10 @@ pub struct InstanceStatus {
 fn to_info(i: &Ec2Instance) -> Option<Instance> {
     let spot = i.instance_lifecycle() == Some(&InstanceLifecycleType::Spot);
     let id = i.instance_id()?.to_string();
+    let reservation = i
+        .capacity_reservation_id()
+        .filter(|r| !r.is_empty())
+        .map(str::to_string);
     let zone = i
         .placement()
         .and_then(|p| p.availability_zone())
@@ -48,6 +52,8 @@ fn to_info(i: &Ec2Instance) -> Option<Instance> {
             .unwrap_or_default(),
         capacity_type: if spot {
             CapacityType::Spot
+        } else if reservation.is_some() {
+            CapacityType::Reserved
         } else {
             CapacityType::OnDemand
         },
@@ -73,6 +79,7 @@ fn to_info(i: &Ec2Instance) -> Option<Instance> {
                 ))
             })
             .collect(),
+        capacity_reservation: reservation,
     })
 }
 

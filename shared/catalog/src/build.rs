@@ -83,6 +83,7 @@ fn offerings(
                 price: price.unwrap_or(0.0),
                 available: ok && price.is_some(),
                 partition: None,
+                reservation: None,
             });
         }
     }

@@ -14,6 +14,7 @@ pub mod placement;
 pub mod pricing;
 pub mod quantity;
 mod regions;
+pub mod reservation;
 pub mod resources;
 pub mod settings;
 pub mod spec;
@@ -45,7 +46,7 @@ pub enum CatalogError {
     InstanceType { name: String, message: String },
 }
 
-/// `spot` or `on-demand` (and `reserved`, which Kerf does not buy yet).
+/// `spot`, `on-demand` or `reserved` (a capacity reservation's offering).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CapacityType {
@@ -106,6 +107,10 @@ pub struct Offering {
     /// into (`karpenter.k8s.aws/placement-group-partition`); `None` outside one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<u32>,
+    /// The capacity reservation a `reserved` offering launches into; `None` for every other
+    /// capacity type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<reservation::ReservedOffering>,
 }
 
 /// What the kubelet and the OS keep for themselves on a node.

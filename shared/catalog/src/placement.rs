@@ -127,6 +127,7 @@ mod tests {
                 price: 0.1,
                 available: true,
                 partition: None,
+                reservation: None,
             }],
             ebs_volume_limit: None,
         };

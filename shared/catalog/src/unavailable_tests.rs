@@ -22,6 +22,7 @@ fn catalog() -> Catalog {
         price: 0.1,
         available: true,
         partition: None,
+        reservation: None,
     };
     Catalog {
         region: "us-west-2".into(),

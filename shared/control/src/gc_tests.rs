@@ -26,6 +26,7 @@ fn instance(id: &str, claim: Option<&str>, launched: i64, state: &str) -> Instan
         tags,
         private_dns_name: None,
         partition: None,
+        capacity_reservation: None,
     }
 }
 

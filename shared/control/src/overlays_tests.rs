@@ -32,6 +32,7 @@ fn pool() -> NodePool {
             price: 0.1,
             available: true,
             partition: None,
+            reservation: None,
         }],
         ebs_volume_limit: None,
     };

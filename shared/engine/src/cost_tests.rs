@@ -24,6 +24,7 @@ fn itype(name: &str, cpu_m: i64, spot: f64, od: f64) -> InstanceType {
         price,
         available: true,
         partition: None,
+        reservation: None,
     };
     InstanceType {
         name: name.into(),

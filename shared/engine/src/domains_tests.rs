@@ -26,6 +26,7 @@ fn offering(zone: &str, capacity_type: CapacityType, available: bool) -> Offerin
         price: 0.1,
         available,
         partition: None,
+        reservation: None,
     }
 }
 

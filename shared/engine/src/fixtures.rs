@@ -29,6 +29,7 @@ pub fn one_type_catalog() -> Arc<Catalog> {
             price: 0.2,
             available: true,
             partition: None,
+            reservation: None,
         }],
         capacity: node_res(4000, 58),
         overhead: Default::default(),

@@ -12,6 +12,7 @@ fn itype(name: &str, family: &str, od: f64) -> InstanceType {
         price,
         available: true,
         partition: None,
+        reservation: None,
     };
     let mut r = Resources::new();
     r.set("cpu", 2000);

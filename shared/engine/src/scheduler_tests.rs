@@ -54,6 +54,7 @@ fn catalog() -> Arc<Catalog> {
                         price: 0.05 * cpu as f64,
                         available: true,
                         partition: None,
+                        reservation: None,
                     })
                     .collect(),
             }

@@ -23,6 +23,7 @@ fn itype(name: &str, cpu_m: i64, price: f64) -> InstanceType {
             price,
             available: true,
             partition: None,
+            reservation: None,
         }],
         capacity: r.clone(),
         allocatable: r,

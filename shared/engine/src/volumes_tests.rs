@@ -28,6 +28,7 @@ fn itype(name: &str, cpu_m: i64, price: f64, ebs: Option<u32>) -> InstanceType {
         price,
         available: true,
         partition: None,
+        reservation: None,
     };
     InstanceType {
         name: name.into(),

@@ -51,6 +51,7 @@ fn catalog() -> Arc<Catalog> {
                         },
                         available: !(i == 2 && *z == "z1"),
                         partition: None,
+                        reservation: None,
                     })
                 })
                 .collect();

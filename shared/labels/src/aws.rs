@@ -32,6 +32,19 @@ pub const PLACEMENT_GROUP_ID: &str = "karpenter.k8s.aws/placement-group-id";
 /// until registration reads it from the instance when the launch did not name one.
 pub const PLACEMENT_GROUP_PARTITION: &str = "karpenter.k8s.aws/placement-group-partition";
 
+/// The capacity reservation a `reserved` node launched into, its kind (`default` or
+/// `capacity-block`) and whether it can be interrupted (`true`/`false`).
+pub const CAPACITY_RESERVATION_ID: &str = "karpenter.k8s.aws/capacity-reservation-id";
+pub const CAPACITY_RESERVATION_TYPE: &str = "karpenter.k8s.aws/capacity-reservation-type";
+pub const CAPACITY_RESERVATION_INTERRUPTIBLE: &str =
+    "karpenter.k8s.aws/capacity-reservation-interruptible";
+/// The three reservation labels: only reserved nodes carry them.
+pub const RESERVATION_LABELS: [&str; 3] = [
+    CAPACITY_RESERVATION_ID,
+    CAPACITY_RESERVATION_TYPE,
+    CAPACITY_RESERVATION_INTERRUPTIBLE,
+];
+
 /// Prefixes of the provider's well-known instance labels.
 pub const WELL_KNOWN_PREFIXES: [&str; 2] = [
     "karpenter.k8s.aws/instance-",
@@ -41,9 +54,9 @@ pub const WELL_KNOWN_PREFIXES: [&str; 2] = [
 /// The well-known `karpenter.k8s.aws/*` labels a NodePool may set or require.
 pub const WELL_KNOWN: [&str; 29] = [
     "karpenter.k8s.aws/instance-tenancy",
-    "karpenter.k8s.aws/capacity-reservation-type",
-    "karpenter.k8s.aws/capacity-reservation-id",
-    "karpenter.k8s.aws/capacity-reservation-interruptible",
+    CAPACITY_RESERVATION_TYPE,
+    CAPACITY_RESERVATION_ID,
+    CAPACITY_RESERVATION_INTERRUPTIBLE,
     "karpenter.k8s.aws/ec2nodeclass",
     "karpenter.k8s.aws/instance-encryption-in-transit-supported",
     "karpenter.k8s.aws/nitro-sandbox",

@@ -57,6 +57,7 @@ mod tests {
                 price: 1.0,
                 available: true,
                 partition: None,
+                reservation: None,
             }],
             ebs_volume_limit: None,
         };

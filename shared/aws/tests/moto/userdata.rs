@@ -53,6 +53,7 @@ fn request(class: Arc<EC2NodeClass>) -> LaunchRequest {
             instance_type: "m5.large".into(),
             zone: "us-west-2a".into(),
             price: 0.096,
+            reservation: None,
         }],
         prioritized: false,
         labels: BTreeMap::from([

@@ -118,6 +118,7 @@ pub fn options(
                         instance_type: it.name.clone(),
                         zone: o.zone.clone(),
                         price: o.price,
+                        reservation: None,
                     })
             })
             .collect();

@@ -29,6 +29,7 @@ fn it(
                 price: *p,
                 available: *a,
                 partition: None,
+                reservation: None,
             })
             .collect(),
     }
@@ -158,6 +159,7 @@ fn launched_status_and_labels() {
         capacity_type: CapacityType::OnDemand,
         image_id: Some("ami-1".into()),
         unavailable: vec![],
+        reservation: None,
     };
     let now = "2026-01-01T00:00:00Z".parse().unwrap();
     let s = launched_status(&c, &l, &catalog(), now);
@@ -244,6 +246,7 @@ fn a_claim_in_a_partition_group_is_labelled_with_the_group_and_partition() {
         capacity_type: CapacityType::OnDemand,
         image_id: None,
         unavailable: vec![],
+        reservation: None,
     };
     let asked = BTreeMap::from([(PLACEMENT_GROUP_PARTITION.to_string(), "2".to_string())]);
     let labels = launched_labels(&l, &partitioned(), &asked);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use kerf_api::v1::{EC2NodeClass, EC2NodeClassStatus};
+use kerf_catalog::reservation::ReservedOffering;
 use kerf_catalog::unavailable::OfferingKey;
 use kerf_catalog::{CapacityType, Catalog};
 
@@ -16,6 +17,9 @@ pub struct LaunchOption {
     pub instance_type: String,
     pub zone: String,
     pub price: f64,
+    /// The capacity reservation a `reserved` launch takes this option from; `None` for spot
+    /// and on-demand.
+    pub reservation: Option<ReservedOffering>,
 }
 
 /// A node taint, as the instance registers it.
@@ -57,6 +61,8 @@ pub struct Launched {
     pub zone: String,
     pub capacity_type: CapacityType,
     pub image_id: Option<String>,
+    /// The capacity reservation a `reserved` launch went into.
+    pub reservation: Option<ReservedOffering>,
     /// Offerings that failed for capacity on the way (they go to the unavailable cache).
     pub unavailable: Vec<OfferingKey>,
 }
@@ -78,6 +84,8 @@ pub struct Instance {
     pub private_dns_name: Option<String>,
     /// `Placement.PartitionNumber`: its partition of a partition placement group.
     pub partition: Option<u32>,
+    /// The capacity reservation it runs in (`CapacityReservationId`), if any.
+    pub capacity_reservation: Option<String>,
 }
 
 impl Instance {

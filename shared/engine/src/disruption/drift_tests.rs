@@ -19,6 +19,7 @@ fn catalog() -> Arc<Catalog> {
             price: 0.1,
             available: false,
             partition: None,
+            reservation: None,
         }],
         capacity: Default::default(),
         overhead: Default::default(),

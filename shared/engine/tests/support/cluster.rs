@@ -222,6 +222,7 @@ fn catalog(factors: &[u8]) -> Arc<Catalog> {
                             price,
                             available: true,
                             partition: None,
+                            reservation: None,
                         },
                     )
                 })

@@ -337,6 +337,7 @@ impl SimCloud {
             private_dns_name: Some(dns_name(&id, zone)),
             partition: None,
             tags,
+            capacity_reservation: None,
         };
         s.instances.insert(
             id.clone(),
@@ -428,6 +429,7 @@ impl SimCloud {
                 private_dns_name: Some(dns_name(&id, &o.zone)),
                 partition: None,
                 tags,
+                capacity_reservation: None,
             };
             let inst = SimInstance {
                 info,
@@ -526,5 +528,6 @@ fn launched(i: &SimInstance, unavailable: Vec<OfferingKey>) -> Launched {
         capacity_type: i.info.capacity_type,
         image_id: i.info.image_id.clone(),
         unavailable,
+        reservation: None,
     }
 }
