@@ -48,6 +48,9 @@ pub struct CloudSettings {
     pub cluster_info: Option<Cluster>,
     /// Restrict discovery to these instance types (tests; empty = all).
     pub instance_types: Vec<String>,
+    /// Karpenter's `ReservedCapacity` feature gate (on by default): node classes' capacity
+    /// reservations are discovered, offered and launched into.
+    pub reserved_capacity: bool,
 }
 
 impl CloudSettings {
@@ -58,6 +61,7 @@ impl CloudSettings {
             ssm_root: crate::ami::DEFAULT_SSM_ROOT.into(),
             cluster_info: None,
             instance_types: Vec::new(),
+            reserved_capacity: true,
         }
     }
 }

@@ -46,6 +46,9 @@ pub struct Settings {
     pub node_repair: bool,
     /// Karpenter's `StaticCapacity` feature gate: static NodePools keep `replicas` NodeClaims.
     pub static_capacity: bool,
+    /// Karpenter's `ReservedCapacity` feature gate (on by default): capacity reservations are
+    /// offered, preferred and launched into.
+    pub reserved_capacity: bool,
     /// `MIN_VALUES_POLICY`: Karpenter's `--min-values-policy`.
     pub min_values_policy: kerf_engine::model::MinValuesPolicy,
 }
@@ -70,6 +73,7 @@ impl Settings {
             node_overlay: false,
             node_repair: false,
             static_capacity: false,
+            reserved_capacity: true,
         }
     }
 }

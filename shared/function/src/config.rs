@@ -47,7 +47,7 @@ pub enum KubeSource {
 }
 
 /// Karpenter's feature gates Kerf honours.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeatureGates {
     /// Consolidate spot nodes onto cheaper spot nodes.
     pub spot_to_spot_consolidation: bool,
@@ -59,6 +59,23 @@ pub struct FeatureGates {
     pub node_repair: bool,
     /// Static NodePools (`spec.replicas`) keep their replica count.
     pub static_capacity: bool,
+    /// Capacity reservations are offered and launched into (on by default, as in Karpenter
+    /// 1.6 and later).
+    pub reserved_capacity: bool,
+}
+
+impl Default for FeatureGates {
+    /// Karpenter's defaults: every gate off but `ReservedCapacity`.
+    fn default() -> Self {
+        FeatureGates {
+            spot_to_spot_consolidation: false,
+            rebalance_replacement: false,
+            node_overlay: false,
+            node_repair: false,
+            static_capacity: false,
+            reserved_capacity: true,
+        }
+    }
 }
 
 impl FeatureGates {
@@ -84,10 +101,12 @@ impl FeatureGates {
                 "NodeOverlay" => gates.node_overlay = on,
                 "NodeRepair" => gates.node_repair = on,
                 "StaticCapacity" => gates.static_capacity = on,
+                "ReservedCapacity" => gates.reserved_capacity = on,
                 other => {
                     return Err(invalid(format!(
                         "unknown gate {other:?} (known: SpotToSpotConsolidation, \
-                         RebalanceReplacement, NodeOverlay, NodeRepair, StaticCapacity)"
+                         RebalanceReplacement, NodeOverlay, NodeRepair, StaticCapacity, \
+                         ReservedCapacity)"
                     )));
                 }
             }
@@ -304,8 +323,11 @@ mod tests {
                 node_overlay: false,
                 node_repair: false,
                 static_capacity: false,
+                reserved_capacity: true,
             }
         );
+        let reserved_off = FeatureGates::parse("ReservedCapacity=false").unwrap();
+        assert!(!reserved_off.reserved_capacity && !reserved_off.node_repair);
         let overlay = FeatureGates::parse("NodeOverlay=true").unwrap();
         assert!(overlay.node_overlay && !overlay.spot_to_spot_consolidation);
         let repair = FeatureGates::parse("NodeRepair=true").unwrap();

@@ -94,6 +94,7 @@ impl Runtime {
             cs.ssm_root = root.clone();
         }
         cs.instance_types = config.instance_types.clone();
+        cs.reserved_capacity = config.feature_gates.reserved_capacity;
         cs.cluster_info = config
             .cluster_info
             .as_ref()
@@ -138,6 +139,7 @@ impl Runtime {
                 node_overlay: self.config.feature_gates.node_overlay,
                 node_repair: self.config.feature_gates.node_repair,
                 static_capacity: self.config.feature_gates.static_capacity,
+                reserved_capacity: self.config.feature_gates.reserved_capacity,
                 ..Settings::new(&self.config.cluster_name, &self.config.namespace)
             },
         })
