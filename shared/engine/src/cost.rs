@@ -103,6 +103,7 @@ pub fn charge(np: &NodePool, reqs: &Requirements, launch: &Launch) -> f64 {
                         capacity_type: o.capacity_type,
                         price: o.price,
                         partition: o.partition,
+                        reservation: o.reservation.clone().map(std::rc::Rc::new),
                     };
                     offering_allowed(&off, reqs)
                 })

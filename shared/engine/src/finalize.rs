@@ -12,6 +12,7 @@ use crate::plan::{Launch, Nomination, Plan, ReasonKind, Unschedulable};
 use crate::pools::{PoolCtx, TypeCtx};
 use crate::requirements::{Requirement, Requirements};
 use crate::res::{Res, ResIndex};
+use crate::reserve::{self, Budget, Choice};
 use crate::scheduler::Run;
 use crate::slots::{Slot, SlotKind, ports_conflict};
 
@@ -25,27 +26,68 @@ pub fn evaluate(run: &Run<'_>) -> (usize, f64) {
         .filter(|p| p.is_some_and(|s| s < run.existing))
         .count();
     let mut cost = 0.0;
-    for slot in run.slots[run.existing..]
-        .iter()
-        .filter(|s| !s.pods.is_empty())
-    {
+    let mut budget = held_budget(run);
+    for slot in bins(run) {
         let SlotKind::Bin { pool, target } = slot.kind else {
             continue;
         };
         let pc = &run.pools[pool];
         let used = pc.types[target].usable.minus(&slot.free);
         let charge = &pc.types[target].capacity;
-        let best = pc
-            .compatible(&slot.reqs)
-            .iter()
-            .copied()
-            .find(|&(t, _)| option_fits(pc, &pc.types[t], slot, &used, charge));
-        if let Some((_, price)) = best {
+        let (allowed, types) = reserved_options(pc, slot, &used, charge, usize::MAX, &mut budget);
+        if let Some(off) = types.first().and_then(|t| t.cheapest(&allowed)) {
             placed += slot.pods.len();
-            cost += price;
+            cost += off.price;
         }
     }
     (placed, cost)
+}
+
+/// The new claims of a run that hold pods.
+fn bins<'r>(run: &'r Run<'_>) -> impl Iterator<Item = &'r Slot> {
+    run.slots[run.existing..]
+        .iter()
+        .filter(|s| !s.pods.is_empty())
+}
+
+/// The reservations left once the claims have taken those they held while packing (the
+/// rest may be taken by claims that held none).
+fn held_budget(run: &Run<'_>) -> Budget {
+    let mut budget = Budget::of(&run.pools);
+    for id in bins(run).filter_map(|s| s.reservation.as_deref()) {
+        budget.take(id);
+    }
+    budget
+}
+
+/// A claim's options (cheapest first, at most `max`) and the requirements they were chosen
+/// under: the types that fit its pods, and in a limited pool only those no larger than what
+/// it was charged (`charge`, its sizing type's capacity) so the limits hold whichever option
+/// CreateFleet picks; narrowed to the reservation it launches into, if any.
+fn reserved_options<'p, 't>(
+    pc: &'p PoolCtx<'t>,
+    slot: &Slot,
+    used: &Res,
+    charge: &Res,
+    max: usize,
+    budget: &mut Budget,
+) -> (Requirements, Vec<&'p TypeCtx<'t>>) {
+    let options = |reqs: &Requirements| -> Vec<&'p TypeCtx<'t>> {
+        pc.compatible(reqs)
+            .iter()
+            .map(|&(t, _)| &pc.types[t])
+            .filter(|t| option_fits(pc, t, slot, used, charge))
+            .take(max)
+            .collect()
+    };
+    let types = options(&slot.reqs);
+    let choice = reserve::choose(budget, &slot.reqs, &types, slot.reservation.as_deref());
+    if choice == Choice::Untouched {
+        return (slot.reqs.clone(), types);
+    }
+    let allowed = reserve::narrow(&slot.reqs, &choice);
+    let types = options(&allowed);
+    (allowed, types)
 }
 
 /// Builds the plan of a run. Claims whose options break minValues after truncation are
@@ -56,16 +98,20 @@ pub fn plan(run: &Run<'_>, ix: &ResIndex, opts: &Options, taken: &FxHashSet<Stri
     let mut plan = Plan::new();
     let mut names = taken.clone();
     let mut lost: Vec<(usize, String)> = Vec::new();
-    for slot in run.slots[run.existing..]
-        .iter()
-        .filter(|s| !s.pods.is_empty())
-    {
+    let mut budget = held_budget(run);
+    for slot in bins(run) {
         let SlotKind::Bin { pool, target } = slot.kind else {
             continue;
         };
         let pc = &run.pools[pool];
         let used = pc.types[target].usable.minus(&slot.free);
-        match launch(run, slot, pc, target, &used, ix, max_types, best_effort) {
+        let sizing = Sizing {
+            target,
+            used: &used,
+            max_types,
+            best_effort,
+        };
+        match launch(run, slot, pc, &sizing, ix, &mut budget) {
             Ok(mut l) => {
                 l.node_claim = name(pc.name(), seed, &mut names);
                 plan.launches.push(l);
@@ -97,30 +143,34 @@ pub fn plan(run: &Run<'_>, ix: &ResIndex, opts: &Options, taken: &FxHashSet<Stri
     plan
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What a new claim was sized for and how its options are chosen.
+struct Sizing<'u> {
+    /// Its sizing type.
+    target: usize,
+    /// What its pods use.
+    used: &'u Res,
+    max_types: usize,
+    best_effort: bool,
+}
+
 fn launch(
     run: &Run<'_>,
     slot: &Slot,
     pc: &PoolCtx<'_>,
-    target: usize,
-    used: &Res,
+    sizing: &Sizing<'_>,
     ix: &ResIndex,
-    max_types: usize,
-    best_effort: bool,
+    budget: &mut Budget,
 ) -> Result<Launch, String> {
-    // The compatible list is already cheapest first; keep the types that fit, and in a
-    // limited pool only those no larger than what the claim was charged (its sizing type),
-    // so the limits hold whichever option CreateFleet picks.
+    let Sizing {
+        target,
+        used,
+        max_types,
+        best_effort,
+    } = *sizing;
     let charge = &pc.types[target].capacity;
-    let types: Vec<&TypeCtx<'_>> = pc
-        .compatible(&slot.reqs)
-        .iter()
-        .map(|&(t, _)| &pc.types[t])
-        .filter(|t| option_fits(pc, t, slot, used, charge))
-        .take(max_types)
-        .collect();
-    let mut reqs = slot.reqs.clone();
-    let relaxed = match min_values_satisfied(&slot.reqs, &types) {
+    let (allowed, types) = reserved_options(pc, slot, used, charge, max_types, budget);
+    let mut reqs = allowed.clone();
+    let relaxed = match min_values_satisfied(&allowed, &types) {
         Ok(()) => false,
         Err(_) if best_effort => relax_min_values(&mut reqs, &types),
         Err(e) => {
@@ -136,7 +186,7 @@ fn launch(
             pc.name()
         ));
     };
-    let mut l = options_launch(pc, best, &types, reqs, &slot.reqs, relaxed)?;
+    let mut l = options_launch(pc, best, &types, reqs, &allowed, relaxed)?;
     let mut requests = used.plus(&best.ds);
     requests.floor_zero();
     l.pods = slot.pods.iter().map(|&i| run.pods[i].pod.key()).collect();

@@ -36,6 +36,7 @@ mod pools;
 mod prepare;
 mod repack;
 mod res;
+mod reserve;
 mod scheduler;
 mod slots;
 mod topology;

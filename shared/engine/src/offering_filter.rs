@@ -1,7 +1,11 @@
-//! Whether a requirement set admits an offering (its zone, capacity type and placement-group
-//! partition), with the three requirements looked up once for loops over many offerings.
+//! Whether a requirement set admits an offering (its zone, capacity type, placement-group
+//! partition and capacity reservation), with the requirements looked up once for loops over
+//! many offerings.
+
+use std::rc::Rc;
 
 use kerf_catalog::CapacityType;
+use kerf_catalog::reservation::ReservedOffering;
 
 use crate::labels;
 use crate::requirements::{Requirement, Requirements};
@@ -14,6 +18,15 @@ pub struct Off {
     pub price: f64,
     /// Its partition of the node class's partition placement group.
     pub partition: Option<u32>,
+    /// The capacity reservation of a `reserved` offering.
+    pub reservation: Option<Rc<ReservedOffering>>,
+}
+
+impl Off {
+    /// The reservation id of a `reserved` offering.
+    pub fn reservation_id(&self) -> Option<&str> {
+        self.reservation.as_deref().map(|r| r.id.as_str())
+    }
 }
 
 /// True when `reqs` admit the offering's zone, capacity type and partition.
@@ -21,13 +34,15 @@ pub fn offering_allowed(o: &Off, reqs: &Requirements) -> bool {
     OfferingFilter::of(reqs).admits(o)
 }
 
-/// The zone, capacity-type and partition requirements of a requirement set, looked up once
-/// for a loop over many offerings.
+/// The zone, capacity-type, partition and reservation requirements of a requirement set,
+/// looked up once for a loop over many offerings.
 #[derive(Clone, Copy, Debug)]
 pub struct OfferingFilter<'r> {
     zone: Option<&'r Requirement>,
     capacity_type: Option<&'r Requirement>,
     partition: Option<&'r Requirement>,
+    /// Requirements on the reservation id, kind and interruptibility.
+    reservation: [Option<&'r Requirement>; 3],
 }
 
 impl<'r> OfferingFilter<'r> {
@@ -36,6 +51,11 @@ impl<'r> OfferingFilter<'r> {
             zone: reqs.get(labels::ZONE),
             capacity_type: reqs.get(labels::CAPACITY_TYPE),
             partition: reqs.get(labels::PLACEMENT_GROUP_PARTITION),
+            reservation: [
+                reqs.get(labels::CAPACITY_RESERVATION_ID),
+                reqs.get(labels::CAPACITY_RESERVATION_TYPE),
+                reqs.get(labels::CAPACITY_RESERVATION_INTERRUPTIBLE),
+            ],
         }
     }
 
@@ -51,6 +71,23 @@ impl<'r> OfferingFilter<'r> {
                 Some(p) => r.has(&p.to_string()),
                 None => r.allows_absent(),
             })
+            && self.admits_reservation(o.reservation.as_deref())
+    }
+
+    /// Only a reserved offering has the reservation labels: others pass a requirement on
+    /// them only when it allows the label to be absent.
+    fn admits_reservation(&self, r: Option<&ReservedOffering>) -> bool {
+        let [id, kind, interruptible] = self.reservation;
+        match r {
+            Some(r) => {
+                id.is_none_or(|q| q.has(&r.id))
+                    && kind.is_none_or(|q| q.has(r.kind.as_str()))
+                    && interruptible.is_none_or(|q| q.has(r.interruptible_label()))
+            }
+            None => [id, kind, interruptible]
+                .iter()
+                .all(|q| q.is_none_or(|q| q.allows_absent())),
+        }
     }
 }
 
@@ -64,6 +101,7 @@ mod tests {
             capacity_type: CapacityType::Spot,
             price: 1.0,
             partition,
+            reservation: None,
         }
     }
 

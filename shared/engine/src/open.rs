@@ -7,6 +7,7 @@ use crate::pools::{PoolCtx, TypeCtx};
 use crate::prepare::PodInfo;
 use crate::requirements::{Requirement, Requirements};
 use crate::res::{CPU, MEMORY, PODS, Res};
+use crate::reserve::Budget;
 use crate::slots::{Slot, SlotKind, ports_conflict};
 use crate::taints::first_untolerated;
 use crate::topology::Topology;
@@ -21,6 +22,7 @@ pub enum Policy {
 }
 
 /// A new bin for pod `p` in the first pool that accepts it, or the reason per pool.
+#[allow(clippy::too_many_arguments)]
 pub fn open(
     p: &PodInfo<'_>,
     a: &Attempt<'_>,
@@ -28,13 +30,14 @@ pub fn open(
     topo: &Topology,
     policy: Policy,
     demand: &Res,
+    budget: &Budget,
 ) -> Result<Slot, String> {
     if pools.is_empty() {
         return Err("no nodepools are defined".into());
     }
     let mut reasons = Vec::new();
     for (pi, pool) in pools.iter().enumerate() {
-        match open_in(p, a, pi, pool, topo, policy, demand) {
+        match open_in(p, a, pi, pool, topo, policy, demand, budget) {
             Ok(slot) => return Ok(slot),
             Err(e) => reasons.push(format!("nodepool {:?}: {e}", pool.name())),
         }
@@ -42,6 +45,7 @@ pub fn open(
     Err(reasons.join("; "))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn open_in(
     p: &PodInfo<'_>,
     a: &Attempt<'_>,
@@ -50,6 +54,7 @@ fn open_in(
     topo: &Topology,
     policy: Policy,
     demand: &Res,
+    budget: &Budget,
 ) -> Result<Slot, String> {
     if let Some(u) = &pool.unusable {
         return Err(u.clone());
@@ -76,6 +81,10 @@ fn open_in(
     merged.add_all(&a.reqs);
     let mut cands = candidates(p, pool, &merged, &a.reqs)?;
     narrow_topology(p, a, pool, topo, &mut merged, &mut cands)?;
+    budget.reprice(pool, &merged, &mut cands);
+    if cands.is_empty() {
+        return Err("its capacity reservations are held in full by other claims".into());
+    }
     if pool.min_values {
         cands.retain(|&(t, _)| check_min_values_for(pool, t, &merged, &p.req));
         if cands.is_empty() {
@@ -85,6 +94,7 @@ fn open_in(
     let ebs = !p.pod.volumes.attached.is_empty();
     let target = pick(policy, pool, &cands, demand, ebs);
     let t = &pool.types[target];
+    let reservation = budget.held(t, &merged);
     Ok(Slot {
         kind: SlotKind::Bin { pool: pi, target },
         labels: Default::default(),
@@ -98,6 +108,7 @@ fn open_in(
         collapsed: Vec::new(),
         attached: Vec::new(),
         volume_limits: None,
+        reservation,
     })
 }
 

@@ -32,12 +32,15 @@ pub struct TypeCtx<'a> {
     pub offerings: Vec<Off>,
 }
 
-/// Keys an instance type's labels do not decide: offerings (zone, capacity type, partition),
-/// the pool and the node do.
-pub const NOT_OF_THE_TYPE: [&str; 5] = [
+/// Keys an instance type's labels do not decide: offerings (zone, capacity type, partition,
+/// capacity reservation), the pool and the node do.
+pub const NOT_OF_THE_TYPE: [&str; 8] = [
     labels::ZONE,
     labels::CAPACITY_TYPE,
     labels::PLACEMENT_GROUP_PARTITION,
+    labels::CAPACITY_RESERVATION_ID,
+    labels::CAPACITY_RESERVATION_TYPE,
+    labels::CAPACITY_RESERVATION_INTERRUPTIBLE,
     labels::NODEPOOL,
     labels::HOSTNAME,
 ];
@@ -297,6 +300,7 @@ fn type_ctx<'a>(
             capacity_type: o.capacity_type,
             price: o.price,
             partition: o.partition,
+            reservation: o.reservation.clone().map(std::rc::Rc::new),
         })
         .filter(|o| offering_allowed(o, reqs))
         .collect();

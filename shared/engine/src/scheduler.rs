@@ -9,6 +9,7 @@ use crate::plan::ReasonKind;
 use crate::podreqs::{Relaxation, node_requirements, strict_requirements};
 use crate::pools::PoolCtx;
 use crate::prepare::{Base, PodInfo};
+use crate::reserve::Budget;
 use crate::slots::Slot;
 use crate::topology::Topology;
 
@@ -32,6 +33,8 @@ pub struct Run<'a> {
     hints: FxHashMap<(u64, Relaxation), usize>,
     /// Class → how many leading slots refuse its pods for good.
     frontier: FxHashMap<(u64, Relaxation), usize>,
+    /// Capacity reservations' instances not yet held by a new claim.
+    budget: Budget,
     /// Tests scan every slot from the first, to show that skipping changes nothing.
     #[cfg(test)]
     pub(crate) full_scan: bool,
@@ -41,6 +44,7 @@ impl<'a> Run<'a> {
     pub fn new(base: Base<'a>, policy: Policy, respect: bool) -> Self {
         let n = base.pods.len();
         let existing = base.slots.len();
+        let budget = Budget::of(&base.pools);
         Run {
             pods: base.pods,
             topo: base.topo,
@@ -54,6 +58,7 @@ impl<'a> Run<'a> {
             demand: base.demand,
             hints: FxHashMap::default(),
             frontier: FxHashMap::default(),
+            budget,
             #[cfg(test)]
             full_scan: false,
         }
@@ -162,6 +167,9 @@ impl<'a> Run<'a> {
         }
         let (slot, a) = self.open_first(p, attempts)?;
         let s = self.slots.len();
+        if let Some(id) = &slot.reservation {
+            self.budget.take(id);
+        }
         self.slots.push(slot);
         if let crate::slots::SlotKind::Bin { pool, target } = self.slots[s].kind {
             let cap = self.pools[pool].types[target].capacity.clone();
@@ -265,7 +273,15 @@ impl<'a> Run<'a> {
         };
         let mut first = None;
         for a in attempts {
-            match open::open(p, a, &self.pools, &self.topo, self.policy, &self.demand) {
+            match open::open(
+                p,
+                a,
+                &self.pools,
+                &self.topo,
+                self.policy,
+                &self.demand,
+                &self.budget,
+            ) {
                 Ok(slot) => return Ok((slot, a)),
                 Err(m) => {
                     first.get_or_insert(m);

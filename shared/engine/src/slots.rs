@@ -44,6 +44,8 @@ pub struct Slot {
     pub attached: Vec<AttachedVolume>,
     /// An existing node's attach limits by driver (shared by the clones of a slot).
     pub volume_limits: Option<std::rc::Rc<BTreeMap<String, u32>>>,
+    /// The capacity reservation a new claim holds one instance of ([`crate::reserve`]).
+    pub reservation: Option<String>,
 }
 
 impl Slot {
@@ -305,6 +307,7 @@ fn node_slot(snap: &Snapshot, n: &Node, bound: &[&Pod], ix: &ResIndex) -> Slot {
         attached,
         volume_limits: (!n.volume_limits.is_empty())
             .then(|| std::rc::Rc::new(n.volume_limits.clone())),
+        reservation: None,
     }
 }
 
@@ -371,6 +374,7 @@ fn claim_slot(snap: &Snapshot, c: &NodeClaim, ix: &ResIndex, pools: &[PoolCtx<'_
         collapsed: Vec::new(),
         attached: Vec::new(),
         volume_limits,
+        reservation: None,
     }
 }
 

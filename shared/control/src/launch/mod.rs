@@ -3,9 +3,10 @@
 //! asks for exactly what the first attempt asked; and the status the result writes.
 //!
 //! Like the AWS provider: instance types that match the requirements and whose allocatable
-//! holds the requests; spot when the claim allows it and a spot offering is available, else
-//! on-demand; the available offerings of that capacity type in allowed zones (and allowed
-//! partitions of a partition placement group), cheapest first, at most 60 types.
+//! holds the requests; a capacity reservation when the claim allows `reserved` and one has
+//! room, else spot when the claim allows it and a spot offering is available, else on-demand;
+//! the available offerings of that capacity type in allowed zones (and allowed partitions of a
+//! partition placement group, and allowed reservations), cheapest first, at most 60 types.
 //!
 //! The one place that creates a NodeClaim for a planned launch ([`create`]) and launches it
 //! ([`one`]), for provisioning, disruption replacements and interruption replacements.
@@ -22,6 +23,7 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kerf_api::v1::{ConditionStatus, EC2NodeClass, NodeClaim, NodeClaimStatus};
+use kerf_catalog::reservation::ReservedOffering;
 use kerf_catalog::{CapacityType, Catalog, InstanceType, Resources};
 use kerf_engine::requirements::{Requirements, SelectorRequirement};
 
@@ -31,6 +33,9 @@ use crate::names::{
 };
 use crate::ports::cloud::NodeTaint;
 use crate::ports::{LaunchOption, LaunchRequest, Launched};
+use kerf_labels::aws::{
+    CAPACITY_RESERVATION_ID, CAPACITY_RESERVATION_INTERRUPTIBLE, CAPACITY_RESERVATION_TYPE,
+};
 
 /// Why no launch request could be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -71,10 +76,16 @@ pub fn requests(claim: &NodeClaim) -> Result<Resources, RequestError> {
 }
 
 /// Whether an instance type's own labels satisfy the requirements (zone, capacity type,
-/// partition and pool are offering- or pool-level and checked elsewhere).
+/// partition, reservation and pool are offering- or pool-level and checked elsewhere).
 fn type_matches(it: &InstanceType, reqs: &Requirements) -> bool {
     reqs.iter().all(|(k, r)| match k.as_str() {
-        ZONE | CAPACITY_TYPE | PLACEMENT_GROUP_PARTITION | NODEPOOL => true,
+        ZONE
+        | CAPACITY_TYPE
+        | PLACEMENT_GROUP_PARTITION
+        | NODEPOOL
+        | CAPACITY_RESERVATION_ID
+        | CAPACITY_RESERVATION_TYPE
+        | CAPACITY_RESERVATION_INTERRUPTIBLE => true,
         _ => match it.labels.get(k) {
             Some(v) => r.has(v),
             None => !kerf_engine::labels::is_well_known(k) || r.allows_absent(),
@@ -84,6 +95,25 @@ fn type_matches(it: &InstanceType, reqs: &Requirements) -> bool {
 
 fn allowed(reqs: &Requirements, key: &str, value: &str) -> bool {
     reqs.get(key).is_none_or(|r| r.has(value))
+}
+
+/// Whether the requirements admit an offering's reservation labels (only reserved offerings
+/// carry them; others pass where a requirement lets the label be absent).
+fn reservation_allowed(reqs: &Requirements, r: Option<&ReservedOffering>) -> bool {
+    let keys = [
+        CAPACITY_RESERVATION_ID,
+        CAPACITY_RESERVATION_TYPE,
+        CAPACITY_RESERVATION_INTERRUPTIBLE,
+    ];
+    match r {
+        Some(r) => {
+            let values = [r.id.as_str(), r.kind.as_str(), r.interruptible_label()];
+            keys.iter().zip(values).all(|(k, v)| allowed(reqs, k, v))
+        }
+        None => keys
+            .iter()
+            .all(|k| reqs.get(k).is_none_or(|q| q.allows_absent())),
+    }
 }
 
 /// The capacity type and offerings to launch with (one per type and zone: partitions share
@@ -113,12 +143,13 @@ pub fn options(
                             && o.capacity_type == ct
                             && allowed(reqs, ZONE, &o.zone)
                             && partition::allowed(reqs, o)
+                            && reservation_allowed(reqs, o.reservation.as_ref())
                     })
                     .map(move |o| LaunchOption {
                         instance_type: it.name.clone(),
                         zone: o.zone.clone(),
                         price: o.price,
-                        reservation: None,
+                        reservation: o.reservation.clone(),
                     })
             })
             .collect();
@@ -128,10 +159,18 @@ pub fn options(
                 .then_with(|| a.instance_type.cmp(&b.instance_type))
                 .then_with(|| a.zone.cmp(&b.zone))
         });
-        v.dedup_by(|a, b| a.instance_type == b.instance_type && a.zone == b.zone);
+        v.dedup_by(|a, b| {
+            a.instance_type == b.instance_type
+                && a.zone == b.zone
+                && a.reservation.as_ref().map(|r| &r.id) == b.reservation.as_ref().map(|r| &r.id)
+        });
         truncate_types(v, max_types)
     };
-    for ct in [CapacityType::Spot, CapacityType::OnDemand] {
+    for ct in [
+        CapacityType::Reserved,
+        CapacityType::Spot,
+        CapacityType::OnDemand,
+    ] {
         if !allowed(reqs, CAPACITY_TYPE, ct.as_str()) {
             continue;
         }
@@ -239,6 +278,14 @@ pub fn launched_labels(
     labels.insert(INSTANCE_TYPE.into(), l.instance_type.clone());
     labels.insert(ZONE.into(), l.zone.clone());
     labels.insert(CAPACITY_TYPE.into(), l.capacity_type.as_str().into());
+    if let Some(r) = &l.reservation {
+        labels.insert(CAPACITY_RESERVATION_ID.into(), r.id.clone());
+        labels.insert(CAPACITY_RESERVATION_TYPE.into(), r.kind.as_str().into());
+        labels.insert(
+            CAPACITY_RESERVATION_INTERRUPTIBLE.into(),
+            r.interruptible_label().into(),
+        );
+    }
     if !catalog.region.is_empty() {
         labels.insert(crate::names::REGION.into(), catalog.region.clone());
     }

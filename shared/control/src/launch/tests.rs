@@ -261,3 +261,100 @@ fn a_claim_in_a_partition_group_is_labelled_with_the_group_and_partition() {
     assert!(!outside.contains_key(PLACEMENT_GROUP_PARTITION));
     assert!(!outside.contains_key(crate::names::PLACEMENT_GROUP_ID));
 }
+
+/// The catalog with two reservations of `m5.large`: `cr-a` in zone a with room, `cr-full`
+/// in zone b without.
+fn reserved() -> Catalog {
+    use kerf_catalog::reservation::{MatchCriteria, Reservation, ReservationKind, offer};
+    let r = |id: &str, zone: &str, available| Reservation {
+        id: id.into(),
+        instance_type: "m5.large".into(),
+        zone: zone.into(),
+        owner_id: "012345678901".into(),
+        match_criteria: MatchCriteria::Targeted,
+        kind: ReservationKind::Default,
+        interruptible: false,
+        end_time: None,
+        available,
+    };
+    let now = "2026-01-01T00:00:00Z".parse().unwrap();
+    let mut c = catalog();
+    c.instance_types[0].offerings.push(Offering {
+        zone: "b".into(),
+        capacity_type: CapacityType::OnDemand,
+        price: 0.096,
+        available: true,
+        partition: None,
+        reservation: None,
+    });
+    offer(c, &[r("cr-a", "a", 2), r("cr-full", "b", 0)], now)
+}
+
+#[test]
+fn a_reservation_with_room_comes_first_and_names_itself() {
+    let c = claim(json!([]), "1");
+    let r = request(&c, class(), &reserved(), 60).unwrap();
+    assert_eq!(r.capacity_type, CapacityType::Reserved);
+    assert_eq!(r.options.len(), 1, "{:?}", r.options);
+    assert_eq!(r.options[0].instance_type, "m5.large");
+    assert_eq!(r.options[0].zone, "a");
+    assert_eq!(r.options[0].reservation.as_ref().unwrap().id, "cr-a");
+    assert_eq!(r.labels["karpenter.sh/capacity-type"], "reserved");
+    // Not allowed to use reservations: spot as before, no reservation on any option.
+    let spot = claim(
+        json!([{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}]),
+        "1",
+    );
+    let r = request(&spot, class(), &reserved(), 60).unwrap();
+    assert_eq!(r.capacity_type, CapacityType::Spot);
+    assert!(r.options.iter().all(|o| o.reservation.is_none()));
+    // A requirement on another reservation leaves only purchases; one on the full one too.
+    for id in ["cr-other", "cr-full"] {
+        let other = claim(
+            json!([{"key": "karpenter.k8s.aws/capacity-reservation-id", "operator": "In", "values": [id]}]),
+            "1",
+        );
+        assert_eq!(
+            request(&other, class(), &reserved(), 60).unwrap_err(),
+            RequestError::NoOffering,
+            "{id}: only reserved offerings carry the label"
+        );
+    }
+}
+
+#[test]
+fn a_reserved_launch_labels_the_claim_with_its_reservation() {
+    let l = Launched {
+        instance_id: "i-1".into(),
+        provider_id: "aws:///a/i-1".into(),
+        instance_type: "m5.large".into(),
+        zone: "a".into(),
+        capacity_type: CapacityType::Reserved,
+        image_id: None,
+        unavailable: vec![],
+        reservation: Some(kerf_catalog::reservation::ReservedOffering {
+            id: "cr-a".into(),
+            kind: kerf_catalog::reservation::ReservationKind::CapacityBlock,
+            interruptible: true,
+            capacity: 2,
+        }),
+    };
+    let labels = launched_labels(&l, &reserved(), &BTreeMap::new());
+    assert_eq!(labels["karpenter.sh/capacity-type"], "reserved");
+    assert_eq!(labels["karpenter.k8s.aws/capacity-reservation-id"], "cr-a");
+    assert_eq!(
+        labels["karpenter.k8s.aws/capacity-reservation-type"],
+        "capacity-block"
+    );
+    assert_eq!(
+        labels["karpenter.k8s.aws/capacity-reservation-interruptible"],
+        "true"
+    );
+    let plain = Launched {
+        reservation: None,
+        capacity_type: CapacityType::OnDemand,
+        ..l
+    };
+    let labels = launched_labels(&plain, &reserved(), &BTreeMap::new());
+    assert!(!labels.contains_key("karpenter.k8s.aws/capacity-reservation-id"));
+}

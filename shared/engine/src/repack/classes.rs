@@ -158,7 +158,8 @@ pub fn columns(
             continue;
         }
         let mut seen: Vec<u64> = Vec::new();
-        for o in &tc.offerings {
+        // Repacking prices what can be bought (see `reserve::purchasable`).
+        for o in tc.offerings.iter().filter(|o| o.reservation.is_none()) {
             let mask = members
                 .iter()
                 .enumerate()

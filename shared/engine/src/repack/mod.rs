@@ -31,6 +31,7 @@ pub fn repack(run: &mut Run<'_>, max_types: usize) {
                 let slot = &run.slots[s];
                 matches!(slot.kind, SlotKind::Bin { pool: p, .. } if p == pool)
                     && !slot.pods.is_empty()
+                    && slot.reservation.is_none()
                     && slot.pods.iter().all(|&i| free(&run.pods[i], &run.topo))
             })
             .collect();
@@ -69,7 +70,8 @@ fn repack_pool(run: &mut Run<'_>, pool: usize, slots: &[usize], max_types: usize
                 return f64::MAX;
             };
             let used = pc.types[target].usable.minus(&slot.free);
-            budget::cheapest(pc, &slot.reqs, &used, target).map_or(f64::MAX, |b| b.0)
+            let reqs = crate::reserve::purchasable(pc, &slot.reqs);
+            budget::cheapest(pc, &reqs, &used, target).map_or(f64::MAX, |b| b.0)
         })
         .sum();
     let problems: Vec<Problem> = classes
@@ -253,7 +255,7 @@ fn price_bins(
 }
 
 fn node_reqs(pc: &PoolCtx<'_>, classes: &Classes, pods: &[usize]) -> Requirements {
-    let mut r = pc.reqs.clone();
+    let mut r = crate::reserve::purchasable(pc, &pc.reqs);
     r.add_all(&classes.node_reqs(pods));
     r
 }
@@ -282,6 +284,7 @@ fn install(run: &mut Run<'_>, pool: usize, slots: &[usize], bins: Vec<Bin>) {
             free: run.pools[pool].types[bin.target].usable.clone(),
             pods: Vec::new(),
             attached: Vec::new(),
+            reservation: None,
             ..template.clone()
         };
         for &i in &bin.pods {

@@ -429,7 +429,7 @@ impl SimCloud {
                 private_dns_name: Some(dns_name(&id, &o.zone)),
                 partition: None,
                 tags,
-                capacity_reservation: None,
+                capacity_reservation: o.reservation.as_ref().map(|r| r.id.clone()),
             };
             let inst = SimInstance {
                 info,
@@ -443,7 +443,10 @@ impl SimCloud {
                 allocatable: it.map(|t| t.allocatable.to_strings()).unwrap_or_default(),
                 fault: None,
             };
-            let out = launched(&inst, unavailable);
+            let out = Launched {
+                reservation: o.reservation.clone(),
+                ..launched(&inst, unavailable)
+            };
             s.tokens.insert(req.node_claim_uid.clone(), id.clone());
             s.instances.insert(id, inst);
             return Ok(out);
