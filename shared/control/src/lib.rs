@@ -31,6 +31,7 @@ pub mod provision;
 pub mod redact;
 pub mod register;
 pub mod repair;
+pub mod reservations;
 pub mod retire;
 pub mod statics;
 pub mod terminate;

@@ -188,6 +188,7 @@ pub mod controllers {
     pub const STATIC_PROVISIONING: &str = "provisioning.static";
     pub const STATIC_DEPROVISIONING: &str = "static.deprovisioning";
     pub const LAUNCH_TEMPLATE_GARBAGE_COLLECTION: &str = "launchtemplate.garbagecollection";
+    pub const CAPACITY_RESERVATION_EXPIRATION: &str = "capacityreservation.expiration";
 }
 
 /// `{"name": name}`, the way Karpenter logs object references.

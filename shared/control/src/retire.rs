@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 
 use crate::ctx::Ctx;
 use crate::error::ControlError;
-use crate::log::controllers::{DISRUPTION, HEALTH, INTERRUPTION, STATIC_DEPROVISIONING};
+use crate::log::controllers::{
+    CAPACITY_RESERVATION_EXPIRATION, DISRUPTION, HEALTH, INTERRUPTION, STATIC_DEPROVISIONING,
+};
 use crate::log::obj;
 use crate::metrics::names::NODECLAIMS_DISRUPTED;
 use crate::ports::{Cloud, Cluster, Publisher, Queue, QueueError, TerminationMessage};
@@ -24,6 +26,8 @@ pub enum Retirement<'a> {
     Repair { condition: &'a str },
     /// A static NodePool has more NodeClaims than its replicas.
     Overprovisioned,
+    /// The capacity block the node runs in is about to end.
+    CapacityBlockExpiring { reservation: &'a str },
 }
 
 impl Retirement<'_> {
@@ -35,6 +39,7 @@ impl Retirement<'_> {
             Retirement::Interruption { kind, .. } => kind,
             Retirement::Repair { .. } => "unhealthy",
             Retirement::Overprovisioned => "overprovisioned",
+            Retirement::CapacityBlockExpiring { .. } => "capacity_block_expiring",
         }
     }
 
@@ -67,6 +72,11 @@ impl Retirement<'_> {
                 STATIC_DEPROVISIONING,
                 "deleting nodeclaim",
                 json!({"NodeClaim": obj(name), "reason": "overprovisioned"}),
+            ),
+            Retirement::CapacityBlockExpiring { reservation } => (
+                CAPACITY_RESERVATION_EXPIRATION,
+                "initiating delete for capacity block expiration",
+                json!({"NodeClaim": obj(name), "capacity-reservation-id": reservation}),
             ),
         }
     }
@@ -125,6 +135,24 @@ mod tests {
             forceful: true,
         };
         assert_eq!(forceful.log_line("x").2["action"], "ForcefulTermination");
+    }
+
+    #[test]
+    fn a_capacity_block_expiring_is_logged_as_karpenter_logs_it() {
+        let why = Retirement::CapacityBlockExpiring {
+            reservation: "cr-0abc",
+        };
+        assert_eq!(why.reason(), "capacity_block_expiring");
+        let (controller, message, fields) = why.log_line("gpu-x");
+        assert_eq!(
+            (controller, message),
+            (
+                "capacityreservation.expiration",
+                "initiating delete for capacity block expiration"
+            )
+        );
+        assert_eq!(fields["capacity-reservation-id"], "cr-0abc");
+        assert_eq!(fields["NodeClaim"]["name"], "gpu-x");
     }
 
     #[test]

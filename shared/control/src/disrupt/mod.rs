@@ -63,6 +63,8 @@ pub struct SweepReport {
     pub repair: crate::repair::Report,
     /// NodeClaims of static pools deleted beyond their replicas (`StaticCapacity` gate).
     pub overprovisioned: Vec<String>,
+    /// NodeClaims deleted because their capacity block ends (`ReservedCapacity` gate).
+    pub expired: Vec<String>,
 }
 
 /// Options of the disruption function.
@@ -118,6 +120,9 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         report.repair = crate::repair::run(ctx, termination, queues.timers, &view).await?;
     }
     report.overprovisioned = crate::statics::scale_down(ctx, termination, &view).await?;
+    if ctx.settings.reserved_capacity {
+        report.expired = crate::reservations::expire(ctx, termination, &view).await?;
+    }
     if !report.progress.waiting.is_empty() {
         // Karpenter's queue checks its commands' replacements every second; a timer a few
         // seconds out deletes the candidates soon after the replacements initialize.
