@@ -257,20 +257,17 @@ async fn network_interfaces_need_a_primary_and_one_interface_per_slot() {
     rejected(&classes, doc.clone(), field, primary).await;
     doc["spec"]["networkInterfaces"] = json!([nic(0, 0, "efa-only")]);
     rejected(&classes, doc.clone(), field, primary).await;
-    doc["spec"]["networkInterfaces"] = json!([nic(0, 0, "interface"), nic(0, 0, "efa-only")]);
+    let p = nic(0, 0, "interface");
+    doc["spec"]["networkInterfaces"] = json!([p, nic(0, 0, "efa-only")]);
     rejected(&classes, doc.clone(), field, unique).await;
-    doc["spec"]["networkInterfaces"] = json!([
-        nic(0, 0, "interface"),
-        nic(1, 0, "efa-only"),
-        nic(1, 1, "efa-only")
-    ]);
+    doc["spec"]["networkInterfaces"] = json!([p, nic(1, 0, "efa-only"), nic(1, 1, "efa-only")]);
     rejected(&classes, doc.clone(), field, unique).await;
-    doc["spec"]["networkInterfaces"] = json!([
-        nic(0, 0, "interface"),
+    let (e0, e1, i1) = (
         nic(0, 1, "efa-only"),
         nic(1, 0, "efa-only"),
-        nic(1, 1, "interface")
-    ]);
+        nic(1, 1, "interface"),
+    );
+    doc["spec"]["networkInterfaces"] = json!([p, e0, e1, i1]);
     create_dynamic(&classes, doc).await.unwrap();
 }
 

@@ -1,3 +1,5 @@
+//! Tests of the launch template's network interfaces: the request bodies and the names.
+
 use kerf_catalog::network::{InterfaceType, NetworkInterface};
 
 use super::super::{LaunchTemplateSpec, template_data, tests};
