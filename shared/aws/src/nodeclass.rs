@@ -1,8 +1,8 @@
 //! What an EC2NodeClass resolves to before a launch: its subnets (one per zone), security
 //! groups, AMIs by architecture, instance profile, and the launch-template parameters
-//! (block devices, metadata options, kubelet settings, user data, network interfaces) — resolved from the
-//! class's selector terms, cached for a minute per class version, as Karpenter's
-//! subnet/security-group/AMI caches do.
+//! (block devices, metadata options, kubelet settings, user data, network interfaces) —
+//! resolved from the class's selector terms, cached for a minute per class version, as
+//! Karpenter's subnet/security-group/AMI caches do.
 
 use std::collections::BTreeMap;
 
