@@ -14,7 +14,9 @@ Outputs (python3 stdlib only, deterministic):
   * specs.json  - raw EC2 spec fields per instance type. Source "ec2" when moto has the type
                   (an independent source for the oracle test); "karpenter-reference" for the
                   types moto lacks, rebuilt from the reference's labels/allocatable and carrying
-                  the reference's ENI-limited pod count. `podEni` (trunk branch interfaces) and
+                  the reference's ENI-limited pod count. Only "ec2" records carry the
+                  per-card interface limits (`networkCards`) and `enaSupport` that
+                  `networkInterfaces` need. `podEni` (trunk branch interfaces) and
                   `networkBandwidthMbps` come from the reference for every type: they are
                   Karpenter generated tables (vpclimits, bandwidth) that DescribeInstanceTypes
                   does not expose.
@@ -87,6 +89,14 @@ def default_card(net):
     return None
 
 
+def card_limits(name, net):
+    """`MaximumNetworkInterfaces` of each network card, by `NetworkCardIndex` (0, 1, ...)."""
+    cards = sorted(net.get("NetworkCards", []), key=lambda c: c.get("NetworkCardIndex", 0))
+    if [c.get("NetworkCardIndex") for c in cards] != list(range(len(cards))):
+        sys.exit("%s: network card indices are not 0..n-1" % name)
+    return [c["MaximumNetworkInterfaces"] for c in cards]
+
+
 def put(rec, key, value, default=None):
     """Sets a field unless it holds its default (keeps the file small)."""
     if value is not None and value != default:
@@ -110,6 +120,8 @@ def from_ec2(info):
     put(rec, "maxEnis", card.get("MaximumNetworkInterfaces") if card else None)
     put(rec, "ipv4PerEni", net.get("Ipv4AddressesPerInterface"))
     put(rec, "efaMaxInterfaces", net.get("EfaInfo", {}).get("MaximumEfaInterfaces"), 0)
+    put(rec, "networkCards", card_limits(info["InstanceType"], net), [])
+    put(rec, "enaSupport", net.get("EnaSupport"))
     put(rec, "encryptionInTransit", net.get("EncryptionInTransitSupported"), False)
     put(rec, "ebsOptimized", ebs.get("EbsOptimizedSupport"), "default")
     put(rec, "ebsBandwidthMbps", ebs.get("EbsOptimizedInfo", {}).get("MaximumBandwidthInMbps"))

@@ -1,5 +1,6 @@
 //! Launch templates: one per distinct resolved parameter set (AMI, security groups, user data,
-//! block devices, metadata options, instance profile, tags, placement), named by a stable hash of that
+//! block devices, metadata options, instance profile, tags, network interfaces, placement),
+//! named by a stable hash of that
 //! set, reused when present, and deleted once no launch has used them for a while.
 //!
 //! A serverless launcher has no cache whose eviction could say a template went out of use, so
@@ -31,7 +32,7 @@ mod interface;
 mod placement;
 
 pub use cleanup::{delete_unused, list};
-pub use interface::PrimaryInterface;
+pub use interface::{ConnectionTracking, Interfaces, PrimaryInterface};
 pub use placement::Placement;
 
 /// Every launch template Kerf creates is named `<prefix><hash>`.
@@ -138,6 +139,13 @@ pub struct LaunchTemplateSpec {
     /// Left out of the name's hash when default, so templates made before it keep their names.
     #[serde(skip_serializing_if = "PrimaryInterface::is_default")]
     pub network: PrimaryInterface,
+    /// The class's `networkInterfaces` or the requested EFA interfaces; left out of the hash
+    /// when neither.
+    #[serde(skip_serializing_if = "Interfaces::is_primary")]
+    pub interfaces: Interfaces,
+    /// `spec.connectionTracking`; left out of the hash when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection_tracking: Option<ConnectionTracking>,
     /// The placement group (and partition); left out of the hash when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
@@ -220,14 +228,15 @@ fn template_data(spec: &LaunchTemplateSpec) -> RequestLaunchTemplateData {
             .name(p)
             .build()
     });
-    let (groups, interfaces) = if spec.network.is_default() {
-        (Some(spec.security_group_ids.clone()), None)
-    } else {
-        (
-            None,
-            Some(vec![spec.network.request(&spec.security_group_ids)]),
-        )
-    };
+    let interfaces = interface::requests(
+        &spec.network,
+        &spec.interfaces,
+        spec.connection_tracking.as_ref(),
+        &spec.security_group_ids,
+    );
+    let groups = interfaces
+        .is_none()
+        .then(|| spec.security_group_ids.clone());
     RequestLaunchTemplateData::builder()
         .image_id(&spec.image_id)
         .user_data(user_data)
@@ -364,6 +373,8 @@ pub(crate) mod tests {
             instance_profile: Some("profile".into()),
             tags: BTreeMap::from([("kubernetes.io/cluster/demo".into(), "owned".into())]),
             network: PrimaryInterface::default(),
+            interfaces: Interfaces::Primary,
+            connection_tracking: None,
             placement: None,
         }
     }

@@ -1,18 +1,19 @@
 //! What an EC2NodeClass resolves to before a launch: its subnets (one per zone), security
 //! groups, AMIs by architecture, instance profile, and the launch-template parameters
-//! (block devices, metadata options, kubelet settings, user data) — resolved from the
-//! class's selector terms, cached for a minute per class version, as Karpenter's
-//! subnet/security-group/AMI caches do.
+//! (block devices, metadata options, kubelet settings, user data, network interfaces) —
+//! resolved from the class's selector terms, cached for a minute per class version, as
+//! Karpenter's subnet/security-group/AMI caches do.
 
 use std::collections::BTreeMap;
 
 use kerf_api::v1::EC2NodeClass;
+use kerf_catalog::network::NetworkInterface;
 use kerf_catalog::{AmiFamily, InstanceStorePolicy};
 use serde_json::{Map, Value};
 
 use crate::ami::{self, Alias, ImageTerm, ResolvedAmi};
 use crate::error::AwsError;
-use crate::launch_template::{BlockDevice, MetadataOptions, PrimaryInterface};
+use crate::launch_template::{BlockDevice, ConnectionTracking, MetadataOptions, PrimaryInterface};
 use crate::network::{self, SelectorTerm, Subnet};
 
 /// A node class, resolved.
@@ -36,6 +37,10 @@ pub struct Resolved {
     pub raid0: bool,
     /// `associatePublicIPAddress` and `ipPrefixCount` (the IP family is the cluster's).
     pub network: PrimaryInterface,
+    /// `networkInterfaces` (empty when not set).
+    pub interfaces: Vec<NetworkInterface>,
+    /// `connectionTracking`.
+    pub connection_tracking: Option<ConnectionTracking>,
 }
 
 fn terms<T>(v: &[T], f: impl Fn(&T) -> SelectorTerm) -> Vec<SelectorTerm> {
@@ -165,6 +170,16 @@ pub async fn resolve(
             prefix_count: c.spec.ip_prefix_count,
             ipv6: false,
         },
+        interfaces: settings.network_interfaces,
+        connection_tracking: c
+            .spec
+            .connection_tracking
+            .as_ref()
+            .map(|t| ConnectionTracking {
+                tcp_established_timeout: t.tcp_established_timeout,
+                udp_stream_timeout: t.udp_stream_timeout,
+                udp_timeout: t.udp_timeout,
+            }),
     })
 }
 

@@ -5,6 +5,7 @@
 //! of the same name when there is one.
 
 use aws_sdk_ec2::types::{InstanceStorageInfo, InstanceTypeInfo, NetworkInfo};
+use kerf_catalog::network::EnaSupport;
 use kerf_catalog::placement::Strategy;
 use kerf_catalog::spec::{Accelerator, Gpu, InstanceStorage, NeuronDevice};
 use kerf_catalog::{Ec2Spec, SpecSource};
@@ -21,6 +22,39 @@ fn max_enis(net: &NetworkInfo) -> Option<u32> {
         .find(|c| c.network_card_index() == Some(card))
         .and_then(|c| u32_of(c.maximum_network_interfaces()))
         .or_else(|| u32_of(net.maximum_network_interfaces()))
+}
+
+/// `MaximumNetworkInterfaces` of each network card, by `NetworkCardIndex`; empty (not known)
+/// when a card's index or limit is missing or the indices are not `0..n`.
+fn network_cards(net: &NetworkInfo) -> Vec<u32> {
+    let mut cards: Vec<(i32, u32)> = Vec::new();
+    for c in net.network_cards() {
+        let (Some(i), Some(max)) = (
+            c.network_card_index(),
+            u32_of(c.maximum_network_interfaces()),
+        ) else {
+            return Vec::new();
+        };
+        cards.push((i, max));
+    }
+    cards.sort_unstable();
+    let contiguous = cards
+        .iter()
+        .enumerate()
+        .all(|(n, (i, _))| usize::try_from(*i).is_ok_and(|i| i == n));
+    if !contiguous {
+        return Vec::new();
+    }
+    cards.into_iter().map(|(_, max)| max).collect()
+}
+
+fn ena_support(net: &NetworkInfo) -> Option<EnaSupport> {
+    match net.ena_support()?.as_str() {
+        "unsupported" => Some(EnaSupport::Unsupported),
+        "supported" => Some(EnaSupport::Supported),
+        "required" => Some(EnaSupport::Required),
+        _ => None,
+    }
 }
 
 fn storage(s: &InstanceStorageInfo) -> Option<InstanceStorage> {
@@ -119,6 +153,8 @@ pub fn spec_from_sdk(info: &InstanceTypeInfo) -> Option<Ec2Spec> {
             .and_then(|n| n.efa_info())
             .and_then(|e| u32_of(e.maximum_efa_interfaces()))
             .unwrap_or(0),
+        network_cards: net.map(network_cards).unwrap_or_default(),
+        ena_support: net.and_then(ena_support),
         encryption_in_transit: net
             .and_then(|n| n.encryption_in_transit_supported())
             .unwrap_or(false),

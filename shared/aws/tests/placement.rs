@@ -243,6 +243,8 @@ async fn the_launch_template_names_the_group_and_partition() {
         instance_profile: None,
         tags: Default::default(),
         network: Default::default(),
+        interfaces: Default::default(),
+        connection_tracking: None,
         placement: Some(Placement {
             group_id: PG.into(),
             partition: Some(2),

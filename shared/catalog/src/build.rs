@@ -3,6 +3,7 @@
 
 use crate::capacity;
 use crate::labels;
+use crate::network;
 use crate::overhead;
 use crate::pricing::PriceSource;
 use crate::settings::{AmiFamily, NodeClassSettings};
@@ -38,7 +39,7 @@ pub fn instance_type(
         capacity,
         overhead,
         allocatable,
-        offerings: offerings(spec, zones, prices, compatible(spec, settings.ami_family)),
+        offerings: offerings(spec, zones, prices, compatible_with_class(spec, settings)),
         ebs_volume_limit: crate::volumes::ebs_volume_limit(spec),
     })
 }
@@ -53,6 +54,15 @@ pub fn compatible(spec: &Ec2Spec, family: AmiFamily) -> bool {
         return false;
     }
     !(family.is_windows() && arch != "amd64")
+}
+
+/// Whether the type can run under the node class (Karpenter's
+/// `IsCompatibleWithNodeClass`): the AMI family's rule, the listed network interfaces and,
+/// with connection tracking set, a Nitro hypervisor (see [`crate::network`]).
+pub fn compatible_with_class(spec: &Ec2Spec, settings: &NodeClassSettings) -> bool {
+    compatible(spec, settings.ami_family)
+        && network::supports_interfaces(spec, &settings.network_interfaces)
+        && (!settings.connection_tracking || network::supports_connection_tracking(spec))
 }
 
 /// The capacity types a spec can be bought as, in offering order.

@@ -1,8 +1,9 @@
 //! Node capacity from an EC2 spec, exactly as Karpenter's `computeCapacity` derives it:
 //! cpu, memory (VM overhead, Graviton CMA), ephemeral-storage, pods and extended resources.
 
+use crate::network::{self, NetworkInterface};
 use crate::quantity;
-use crate::settings::{AmiFamily, InstanceStorePolicy, NodeClassSettings};
+use crate::settings::{InstanceStorePolicy, NodeClassSettings};
 use crate::spec::Ec2Spec;
 use crate::{CatalogError, Resources};
 
@@ -41,13 +42,19 @@ pub fn memory_mib(spec: &Ec2Spec) -> i64 {
     mib - overhead
 }
 
-/// `usableENIs * (IPv4 per ENI - 1) + 2`, usable = default-card ENIs - reserved (0 ENIs: 0 pods).
+/// `usableENIs * (IPv4 per ENI - 1) + 2`, usable = default-card ENIs - reserved - the
+/// `efa-only` interfaces on card 0 (0 ENIs: 0 pods).
 /// Specs without ENI counts (Karpenter-reference fallback) return their recorded pod count;
-/// `reserved_enis` cannot be applied to those.
-pub fn eni_limited_pods(spec: &Ec2Spec, reserved_enis: u32) -> i64 {
+/// `reserved_enis` and the interfaces cannot be applied to those.
+pub fn eni_limited_pods(
+    spec: &Ec2Spec,
+    reserved_enis: u32,
+    interfaces: &[NetworkInterface],
+) -> i64 {
     match (spec.max_enis, spec.ipv4_per_eni) {
         (Some(enis), Some(ips)) => {
-            let usable = (i64::from(enis) - i64::from(reserved_enis)).max(0);
+            let efa_only = network::efa_only_on_card(interfaces, 0);
+            let usable = (i64::from(enis) - i64::from(reserved_enis) - i64::from(efa_only)).max(0);
             if usable == 0 {
                 0
             } else {
@@ -63,7 +70,9 @@ pub fn pods(spec: &Ec2Spec, settings: &NodeClassSettings) -> i64 {
     let family = settings.ami_family;
     let mut count = match settings.max_pods {
         Some(n) => i64::from(n),
-        None if family.eni_limited_pod_density() => eni_limited_pods(spec, settings.reserved_enis),
+        None if family.eni_limited_pod_density() => {
+            eni_limited_pods(spec, settings.reserved_enis, &settings.network_interfaces)
+        }
         None => WINDOWS_MAX_PODS,
     };
     if let Some(ppc) = settings.pods_per_core.filter(|p| *p > 0)
@@ -120,8 +129,9 @@ fn bytes(q: &str) -> Result<i64, CatalogError> {
     Ok(quantity::parse(q)? / 1000)
 }
 
-/// Extended resources (GPUs, Neuron, EFA, pod ENIs, Windows IPv4), zero counts omitted.
-pub fn extended(spec: &Ec2Spec, family: AmiFamily) -> Vec<(&'static str, i64)> {
+/// Extended resources (GPUs, Neuron, EFA, pod ENIs, Windows IPv4), zero counts omitted. EFA
+/// is the class's `efa-only` interfaces when it lists interfaces, else the type's maximum.
+pub fn extended(spec: &Ec2Spec, settings: &NodeClassSettings) -> Vec<(&'static str, i64)> {
     let gpus = |maker: &str| -> i64 {
         spec.gpus
             .iter()
@@ -141,9 +151,12 @@ pub fn extended(spec: &Ec2Spec, family: AmiFamily) -> Vec<(&'static str, i64)> {
         (resource::NEURON, neuron),
         (resource::NEURON_CORE, neuron_cores),
         (resource::POD_ENI, i64::from(spec.pod_eni)),
-        (resource::EFA, i64::from(spec.efa_max_interfaces)),
+        (
+            resource::EFA,
+            i64::from(network::efa_capacity(spec, &settings.network_interfaces)),
+        ),
     ];
-    if family.is_windows() {
+    if settings.ami_family.is_windows() {
         let ips = spec.ipv4_per_eni.map_or(0, |n| i64::from(n) - 1);
         out.push((resource::PRIVATE_IPV4, ips));
     }
@@ -161,7 +174,7 @@ pub fn capacity(spec: &Ec2Spec, settings: &NodeClassSettings) -> Result<Resource
         ephemeral_storage_bytes(spec, settings)? * 1000,
     );
     r.set("pods", pods(spec, settings) * 1000);
-    for (name, n) in extended(spec, settings.ami_family) {
+    for (name, n) in extended(spec, settings) {
         r.set(name, n * 1000);
     }
     Ok(r)

@@ -9,6 +9,7 @@ pub mod bundled;
 pub mod capacity;
 pub mod file;
 pub mod labels;
+pub mod network;
 pub mod overhead;
 pub mod placement;
 pub mod pricing;

@@ -47,7 +47,7 @@ pub fn kube_reserved(
     settings: &NodeClassSettings,
 ) -> Result<Resources, CatalogError> {
     let p = if settings.ami_family.uses_eni_limited_memory_overhead() {
-        capacity::eni_limited_pods(spec, 0)
+        capacity::eni_limited_pods(spec, 0, &settings.network_interfaces)
     } else {
         pods
     };

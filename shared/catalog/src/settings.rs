@@ -1,5 +1,6 @@
 //! The EC2NodeClass-derived inputs to the capacity and overhead formulas: AMI family, the
-//! kubelet fields scheduling reads, block device mappings and the instance store policy.
+//! kubelet fields scheduling reads, block device mappings, the instance store policy, network
+//! interfaces and connection tracking.
 
 use std::collections::BTreeMap;
 
@@ -144,6 +145,12 @@ pub struct NodeClassSettings {
     pub block_device_mappings: Vec<BlockDeviceMapping>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_store_policy: Option<InstanceStorePolicy>,
+    /// `spec.networkInterfaces` (empty = not set).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network_interfaces: Vec<crate::network::NetworkInterface>,
+    /// `spec.connectionTracking` is set (Nitro types only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub connection_tracking: bool,
 }
 
 impl NodeClassSettings {

@@ -97,6 +97,13 @@ pub struct Ec2Spec {
     /// `NetworkInfo.EfaInfo.MaximumEfaInterfaces`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub efa_max_interfaces: u32,
+    /// `MaximumNetworkInterfaces` of each network card, by `NetworkCardIndex`; empty when not
+    /// known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network_cards: Vec<u32>,
+    /// `NetworkInfo.EnaSupport`; `None` when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ena_support: Option<crate::network::EnaSupport>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub encryption_in_transit: bool,
     /// `EbsInfo.EbsOptimizedSupport` (`default`, `supported`, `unsupported`).
@@ -145,6 +152,8 @@ impl Default for Ec2Spec {
             ipv4_per_eni: None,
             eni_limited_pods: None,
             efa_max_interfaces: 0,
+            network_cards: Vec::new(),
+            ena_support: None,
             encryption_in_transit: false,
             ebs_optimized: ebs_default(),
             ebs_bandwidth_mbps: None,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1 as core;
 use kerf_api::v1 as karpenter;
+use kerf_catalog::network::{InterfaceType, NetworkInterface};
 use kerf_catalog::settings::{
     AmiFamily, BlockDeviceMapping, InstanceStorePolicy, NodeClassSettings,
 };
@@ -163,7 +164,36 @@ pub fn settings(nc: &karpenter::EC2NodeClass) -> Result<NodeClassSettings, Field
     if s.instance_store_policy.is_some() {
         out.instance_store_policy = Some(InstanceStorePolicy::RAID0);
     }
+    out.network_interfaces = s
+        .network_interfaces
+        .iter()
+        .enumerate()
+        .map(network_interface)
+        .collect::<Result<_, _>>()?;
+    out.connection_tracking = s.connection_tracking.is_some();
     Ok(out)
+}
+
+/// One `spec.networkInterfaces[]` entry as the catalog reads it.
+fn network_interface(
+    (i, n): (usize, &karpenter::NetworkInterface),
+) -> Result<NetworkInterface, FieldError> {
+    let index = |field: &str, v: i32| {
+        u32::try_from(v).map_err(|_| {
+            FieldError::new(
+                format!("spec.networkInterfaces[{i}].{field}"),
+                format!("must be at least 0, not {v}"),
+            )
+        })
+    };
+    Ok(NetworkInterface {
+        network_card_index: index("networkCardIndex", n.network_card_index)?,
+        device_index: index("deviceIndex", n.device_index)?,
+        interface_type: match n.interface_type {
+            karpenter::InterfaceType::Interface => InterfaceType::Interface,
+            karpenter::InterfaceType::EfaOnly => InterfaceType::EfaOnly,
+        },
+    })
 }
 
 fn family(nc: &karpenter::EC2NodeClass) -> Result<AmiFamily, FieldError> {
@@ -260,4 +290,49 @@ pub fn daemon_set(ds: &k8s_openapi::api::apps::v1::DaemonSet) -> Result<DaemonSe
         name: ds.metadata.name.clone().unwrap_or_default(),
         pod: pod_spec(pod, &labels(&tmeta), "spec.template.spec")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_interfaces_and_connection_tracking_reach_the_settings() {
+        let nc: karpenter::EC2NodeClass = serde_json::from_value(serde_json::json!({
+            "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass",
+            "metadata": {"name": "efa"},
+            "spec": {
+                "role": "R", "amiSelectorTerms": [{"alias": "al2023@latest"}],
+                "subnetSelectorTerms": [{"id": "subnet-1"}],
+                "securityGroupSelectorTerms": [{"id": "sg-1"}],
+                "networkInterfaces": [
+                    {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
+                    {"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"}
+                ],
+                "connectionTracking": {"udpTimeout": 30}
+            }
+        }))
+        .unwrap();
+        let s = settings(&nc).unwrap();
+        assert_eq!(
+            s.network_interfaces,
+            [
+                NetworkInterface {
+                    network_card_index: 0,
+                    device_index: 0,
+                    interface_type: InterfaceType::Interface
+                },
+                NetworkInterface {
+                    network_card_index: 1,
+                    device_index: 0,
+                    interface_type: InterfaceType::EfaOnly
+                }
+            ]
+        );
+        assert!(s.connection_tracking);
+        let mut bad = nc;
+        bad.spec.network_interfaces[1].device_index = -1;
+        let e = settings(&bad).unwrap_err();
+        assert_eq!(e.field, "spec.networkInterfaces[1].deviceIndex");
+    }
 }

@@ -120,3 +120,29 @@ fn the_placement_group_selector_is_part_of_the_nodeclass_hash() {
     assert_ne!(with(json!({"id": "pg-0abc"})), by_name);
     assert_eq!(with(json!({"name": "kafka"})), by_name);
 }
+
+#[test]
+fn network_interfaces_and_connection_tracking_are_part_of_the_nodeclass_hash() {
+    let h = nodeclass_hash(&class(class_spec()));
+    let with = |key: &str, v: serde_json::Value| {
+        let mut s = class_spec();
+        s[key] = v;
+        nodeclass_hash(&class(s))
+    };
+    let primary = json!({"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"});
+    let efa = json!({"networkCardIndex": 1, "deviceIndex": 0, "interfaceType": "efa-only"});
+    let listed = with("networkInterfaces", json!([primary, efa]));
+    assert_ne!(listed, h, "interfaces added");
+    assert_ne!(with("networkInterfaces", json!([primary])), listed);
+    assert_eq!(
+        with("networkInterfaces", json!([efa, primary])),
+        listed,
+        "a list hashes as a set"
+    );
+    let ct = with("connectionTracking", json!({"tcpEstablishedTimeout": 60}));
+    assert_ne!(ct, h);
+    assert_ne!(
+        with("connectionTracking", json!({"tcpEstablishedTimeout": 120})),
+        ct
+    );
+}

@@ -245,6 +245,66 @@ async fn only_one_root_volume() {
 }
 
 #[tokio::test]
+async fn network_interfaces_need_a_primary_and_one_interface_per_slot() {
+    let (_sim, client) = start().await;
+    let classes = dynamic::<EC2NodeClass>(&client);
+    let nic = |card: u32, device: u32, t: &str| json!({"networkCardIndex": card, "deviceIndex": device, "interfaceType": t});
+    let field = "spec.networkInterfaces";
+    let primary = "Invalid value: \"array\": networkInterfaces must include a primary interface with interfaceType='interface'";
+    let unique = "Invalid value: \"array\": networkInterfaces must not have duplicate networkCardIndex and deviceIndex pairs, and can have at most one efa device per network card";
+    let mut doc = ec2nodeclass("efa");
+    doc["spec"]["networkInterfaces"] = json!([nic(0, 1, "interface"), nic(1, 0, "efa-only")]);
+    rejected(&classes, doc.clone(), field, primary).await;
+    doc["spec"]["networkInterfaces"] = json!([nic(0, 0, "efa-only")]);
+    rejected(&classes, doc.clone(), field, primary).await;
+    let p = nic(0, 0, "interface");
+    doc["spec"]["networkInterfaces"] = json!([p, nic(0, 0, "efa-only")]);
+    rejected(&classes, doc.clone(), field, unique).await;
+    doc["spec"]["networkInterfaces"] = json!([p, nic(1, 0, "efa-only"), nic(1, 1, "efa-only")]);
+    rejected(&classes, doc.clone(), field, unique).await;
+    let (e0, e1, i1) = (
+        nic(0, 1, "efa-only"),
+        nic(1, 0, "efa-only"),
+        nic(1, 1, "interface"),
+    );
+    doc["spec"]["networkInterfaces"] = json!([p, e0, e1, i1]);
+    create_dynamic(&classes, doc).await.unwrap();
+}
+
+#[tokio::test]
+async fn connection_tracking_needs_one_timeout_within_bounds() {
+    let (_sim, client) = start().await;
+    let classes = dynamic::<EC2NodeClass>(&client);
+    let field = "spec.connectionTracking";
+    let mut doc = ec2nodeclass("tracked");
+    doc["spec"]["connectionTracking"] = json!({});
+    let msg = "Invalid value: \"object\": at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set";
+    rejected(&classes, doc.clone(), field, msg).await;
+    for (key, low, high) in [
+        ("tcpEstablishedTimeout", 60, 432000),
+        ("udpStreamTimeout", 60, 180),
+        ("udpTimeout", 30, 60),
+    ] {
+        let at = format!("{field}.{key}");
+        doc["spec"]["connectionTracking"] = json!({key: low - 1});
+        let msg = format!(
+            "Invalid value: {}: {at} in body should be greater than or equal to {low}",
+            low - 1
+        );
+        rejected(&classes, doc.clone(), &at, &msg).await;
+        doc["spec"]["connectionTracking"] = json!({key: high + 1});
+        let msg = format!(
+            "Invalid value: {}: {at} in body should be less than or equal to {high}",
+            high + 1
+        );
+        rejected(&classes, doc.clone(), &at, &msg).await;
+    }
+    doc["spec"]["connectionTracking"] =
+        json!({"tcpEstablishedTimeout": 432000, "udpStreamTimeout": 60, "udpTimeout": 30});
+    create_dynamic(&classes, doc).await.unwrap();
+}
+
+#[tokio::test]
 async fn transition_rules_run_on_updates_only() {
     let (_sim, client) = start().await;
     let pp = PatchParams::default();

@@ -212,8 +212,18 @@ pub struct NetworkInterface {
     #[schemars(range(min = 0))]
     pub device_index: i32,
     /// `interface` or `efa-only`.
-    #[schemars(extend("enum" = ["interface", "efa-only"]))]
-    pub interface_type: String,
+    pub interface_type: InterfaceType,
+}
+
+/// `interface` or `efa-only`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub enum InterfaceType {
+    /// An ENA interface.
+    #[serde(rename = "interface")]
+    Interface,
+    /// An EFA-only interface: no IP address, OS-bypass traffic only.
+    #[serde(rename = "efa-only")]
+    EfaOnly,
 }
 
 /// Connection-tracking timeouts (seconds).

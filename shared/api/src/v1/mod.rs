@@ -21,8 +21,8 @@ pub use ec2nodeclass::{
 };
 pub use ec2nodeclass_status::EC2NodeClassStatus;
 pub use ec2nodeclass_types::{
-    BlockDevice, BlockDeviceMapping, ConnectionTracking, CpuOptions, KubeletConfiguration,
-    MetadataOptions, NetworkInterface, PlacementGroupSelector,
+    BlockDevice, BlockDeviceMapping, ConnectionTracking, CpuOptions, InterfaceType,
+    KubeletConfiguration, MetadataOptions, NetworkInterface, PlacementGroupSelector,
 };
 pub use nodeclaim::{NodeClaim, NodeClaimSpec, NodeClaimStatus, ResourceRequirements};
 pub use nodepool::{

@@ -1,19 +1,21 @@
-//! The launch templates of one launch: one per (AMI, max pods, placement) group of the
-//! options, with the node's user data, and the options pointing at them.
+//! The launch templates of one launch: one per (AMI, max pods, EFA count, placement) group
+//! of the options, with the node's user data, and the options pointing at them.
 
-use kerf_catalog::Catalog;
+use kerf_catalog::capacity::resource::EFA;
 use kerf_catalog::placement::{PlacementGroup, Strategy};
+use kerf_catalog::{Catalog, InstanceType};
 use kerf_control::ports::cloud::NodeTaint;
 use kerf_control::ports::{CloudError, LaunchRequest};
 
 use super::arch_of;
 use crate::cluster::Cluster;
 use crate::fleet::LaunchOption;
-use crate::launch_template::{LaunchTemplateSpec, Placement, PrimaryInterface};
+use crate::launch_template::{Interfaces, LaunchTemplateSpec, Placement, PrimaryInterface};
 use crate::nodeclass::Resolved;
 use crate::userdata::{self, NodeBootstrap};
 
-/// One launch template per (AMI, max pods, placement) group of the options, in option order.
+/// One launch template per (AMI, max pods, EFA count, placement) group of the options, in
+/// option order.
 pub(super) fn templates(
     cluster_name: &str,
     cluster: &Cluster,
@@ -71,6 +73,8 @@ pub(super) fn templates(
                 ipv6: cluster.info.is_ipv6(),
                 ..resolved.network.clone()
             },
+            interfaces: interfaces(resolved, req, it),
+            connection_tracking: resolved.connection_tracking,
             placement: placement(group, req),
         };
         let name = spec.name();
@@ -90,6 +94,19 @@ pub(super) fn templates(
         ));
     }
     Ok((options, specs))
+}
+
+/// The class's interfaces, else, when the NodeClaim asks for EFA, the type's EFA interfaces
+/// (as many as it advertises).
+fn interfaces(resolved: &Resolved, req: &LaunchRequest, it: &InstanceType) -> Interfaces {
+    if !resolved.interfaces.is_empty() {
+        return Interfaces::Listed(resolved.interfaces.clone());
+    }
+    let efa = (it.capacity.get(EFA) / 1000).max(0);
+    match u32::try_from(efa) {
+        Ok(n) if req.efa_requested && n > 0 => Interfaces::Efa(n),
+        _ => Interfaces::Primary,
+    }
 }
 
 /// The placement of the class's group: in a partition group, the partition the request's

@@ -88,6 +88,35 @@ async fn discovery_reads_placement_strategies_from_moto() {
 }
 
 #[tokio::test]
+async fn discovery_reads_network_cards_and_ena_support_as_the_bundled_specs_hold_them() {
+    let (_g, moto) = fresh().await;
+    let c = clients(&moto.url).await;
+    let names = ["p4d.24xlarge", "c5n.18xlarge", "c4.large", "m5.large"];
+    let specs = kerf_aws::discovery::instance_types(&c.ec2, &strings(&names))
+        .await
+        .unwrap();
+    let bundled = kerf_catalog::bundled::bundled_specs().unwrap();
+    let live = |n: &str| {
+        specs.iter().find(|s| s.name == n).unwrap_or_else(|| {
+            panic!(
+                "{n} not among {:?}",
+                specs.iter().map(|s| &s.name).collect::<Vec<_>>()
+            )
+        })
+    };
+    for n in names {
+        let b = bundled.iter().find(|s| s.name == n).unwrap();
+        assert_eq!(live(n).network_cards, b.network_cards, "{n}");
+        assert_eq!(live(n).ena_support, b.ena_support, "{n}");
+    }
+    assert_eq!(live("p4d.24xlarge").network_cards, [15, 15, 15, 15]);
+    assert_eq!(
+        live("c4.large").ena_support,
+        Some(kerf_catalog::network::EnaSupport::Unsupported)
+    );
+}
+
+#[tokio::test]
 async fn discovery_falls_back_to_the_bundled_catalog_when_unreachable() {
     let s = kerf_aws::AwsSettings {
         max_attempts: 1,

@@ -8,6 +8,7 @@ mod support;
 
 mod discovery;
 mod faults;
+mod interfaces;
 mod launching;
 mod messaging;
 mod network;

@@ -115,6 +115,8 @@ pub fn lt_spec(user_data: &str, sgs: Vec<String>) -> LaunchTemplateSpec {
         instance_profile: Some("KarpenterNodeInstanceProfile".into()),
         tags: cluster_tags(),
         network: Default::default(),
+        interfaces: Default::default(),
+        connection_tracking: None,
         placement: None,
     }
 }

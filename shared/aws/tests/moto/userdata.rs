@@ -23,7 +23,7 @@ use crate::support::{CLUSTER, REGION, clients};
 
 const K8S: &str = "1.31";
 
-fn class(alias: &str, user_data: Option<&str>) -> Arc<EC2NodeClass> {
+pub(crate) fn class(alias: &str, user_data: Option<&str>) -> Arc<EC2NodeClass> {
     let mut spec = json!({
         "amiSelectorTerms": [{"alias": alias}],
         "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
@@ -42,7 +42,7 @@ fn class(alias: &str, user_data: Option<&str>) -> Arc<EC2NodeClass> {
     Arc::new(serde_json::from_value(v).unwrap())
 }
 
-fn request(class: Arc<EC2NodeClass>) -> LaunchRequest {
+pub(crate) fn request(class: Arc<EC2NodeClass>) -> LaunchRequest {
     LaunchRequest {
         node_claim: "default-abcde".into(),
         node_claim_uid: "uid-default-abcde-0000-000000000000".into(),
@@ -65,6 +65,7 @@ fn request(class: Arc<EC2NodeClass>) -> LaunchRequest {
             value: Some("db".into()),
             effect: "NoSchedule".into(),
         }],
+        efa_requested: false,
     }
 }
 
@@ -74,6 +75,15 @@ async fn cloud(url: &str) -> (Ec2Cloud, kerf_aws::Clients) {
 
 /// [`cloud`] for a cluster whose services are in `service_cidr`.
 async fn cloud_with(url: &str, service_cidr: &str) -> (Ec2Cloud, kerf_aws::Clients) {
+    cloud_of(url, service_cidr, &["m5.large"]).await
+}
+
+/// [`cloud_with`] restricted to the instance types `types`.
+pub(crate) async fn cloud_of(
+    url: &str,
+    service_cidr: &str,
+    types: &[&str],
+) -> (Ec2Cloud, kerf_aws::Clients) {
     let c = clients(url).await;
     tag_subnets(&c, &["us-west-2a"]).await;
     security_group(&c, "kerf-nodes").await;
@@ -97,7 +107,7 @@ async fn cloud_with(url: &str, service_cidr: &str) -> (Ec2Cloud, kerf_aws::Clien
             },
             version: K8S.into(),
         }),
-        instance_types: vec!["m5.large".into()],
+        instance_types: types.iter().map(|t| t.to_string()).collect(),
         ..CloudSettings::new(CLUSTER, REGION)
     };
     (Ec2Cloud::new(c.clone(), settings), c)
@@ -109,7 +119,7 @@ async fn launched_user_data(c: &kerf_aws::Clients) -> String {
 }
 
 /// The data of the only launch template Kerf made.
-async fn template_data(c: &kerf_aws::Clients) -> ResponseLaunchTemplateData {
+pub(crate) async fn template_data(c: &kerf_aws::Clients) -> ResponseLaunchTemplateData {
     let lts = launch_template::list(&c.ec2, CLUSTER).await.unwrap();
     assert_eq!(lts.len(), 1, "{lts:?}");
     let out = c

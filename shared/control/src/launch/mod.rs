@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kerf_api::v1::{ConditionStatus, EC2NodeClass, NodeClaim, NodeClaimStatus};
+use kerf_catalog::capacity::resource::EFA;
 use kerf_catalog::reservation::ReservedOffering;
 use kerf_catalog::{CapacityType, Catalog, InstanceType, Resources};
 use kerf_engine::requirements::{Requirements, SelectorRequirement};
@@ -252,6 +253,7 @@ pub fn request(
         options,
         labels,
         taints,
+        efa_requested: claim.spec.resources.requests.contains_key(EFA),
     })
 }
 

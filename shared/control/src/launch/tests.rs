@@ -358,3 +358,29 @@ fn a_reserved_launch_labels_the_claim_with_its_reservation() {
     let labels = launched_labels(&plain, &reserved(), &BTreeMap::new());
     assert!(!labels.contains_key("karpenter.k8s.aws/capacity-reservation-id"));
 }
+
+#[test]
+fn a_claim_requesting_efa_asks_the_cloud_for_efa_interfaces() {
+    let mut efa = it(
+        "c5n.18xlarge",
+        "71750m",
+        "amd64",
+        &[("a", CapacityType::OnDemand, 3.888, true)],
+    );
+    efa.capacity.set(EFA, 1000);
+    efa.allocatable.set(EFA, 1000);
+    let mut c = catalog();
+    c.instance_types.push(efa);
+    let plain = claim(json!([]), "1");
+    assert!(!request(&plain, class(), &c, 60).unwrap().efa_requested);
+    let mut asking = plain;
+    asking
+        .spec
+        .resources
+        .requests
+        .insert(EFA.into(), Quantity("1".into()));
+    let r = request(&asking, class(), &c, 60).unwrap();
+    assert!(r.efa_requested);
+    let names: Vec<&str> = r.options.iter().map(|o| o.instance_type.as_str()).collect();
+    assert_eq!(names, ["c5n.18xlarge"], "only the type with an EFA");
+}

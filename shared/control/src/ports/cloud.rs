@@ -49,6 +49,9 @@ pub struct LaunchRequest {
     pub labels: BTreeMap<String, String>,
     /// Taints the kubelet registers the node with (taints and startup taints).
     pub taints: Vec<NodeTaint>,
+    /// The NodeClaim requests `vpc.amazonaws.com/efa`: each instance type launches with as
+    /// many EFA interfaces as it advertises.
+    pub efa_requested: bool,
 }
 
 /// The launched instance.
