@@ -1,5 +1,5 @@
-//! The launch templates of one launch: one per (AMI, max pods, placement) group of the
-//! options, with the node's user data, and the options pointing at them.
+//! The launch templates of one launch: one per (AMI, max pods, placement, reservation) group
+//! of the options, with the node's user data, and the options pointing at them.
 
 use kerf_catalog::Catalog;
 use kerf_catalog::placement::{PlacementGroup, Strategy};
@@ -9,11 +9,13 @@ use kerf_control::ports::{CloudError, LaunchRequest};
 use super::arch_of;
 use crate::cluster::Cluster;
 use crate::fleet::LaunchOption;
-use crate::launch_template::{LaunchTemplateSpec, Placement, PrimaryInterface};
+use crate::launch_template::{LaunchTemplateSpec, Placement, PrimaryInterface, ReservationTarget};
 use crate::nodeclass::Resolved;
 use crate::userdata::{self, NodeBootstrap};
 
-/// One launch template per (AMI, max pods, placement) group of the options, in option order.
+/// One launch template per (AMI, max pods, placement, reservation) group of the options, in
+/// option order. With the `ReservedCapacity` gate on (`gate`), templates say which
+/// reservations their instances may use (see [`ReservationTarget`]).
 pub(super) fn templates(
     cluster_name: &str,
     cluster: &Cluster,
@@ -21,6 +23,7 @@ pub(super) fn templates(
     resolved: &Resolved,
     catalog: &Catalog,
     group: Option<&PlacementGroup>,
+    gate: bool,
 ) -> Result<(Vec<LaunchOption>, Vec<LaunchTemplateSpec>), CloudError> {
     let mut specs: Vec<LaunchTemplateSpec> = Vec::new();
     let mut options = Vec::new();
@@ -72,6 +75,7 @@ pub(super) fn templates(
                 ..resolved.network.clone()
             },
             placement: placement(group, req),
+            reservation: ReservationTarget::of(o.reservation.as_ref(), gate),
         };
         let name = spec.name();
         if !specs.iter().any(|s| s.name() == name) {
@@ -82,6 +86,7 @@ pub(super) fn templates(
             zone: o.zone.clone(),
             price: o.price,
             launch_template: name,
+            reservation: o.reservation.clone(),
         });
     }
     if options.is_empty() {

@@ -116,6 +116,7 @@ pub fn lt_spec(user_data: &str, sgs: Vec<String>) -> LaunchTemplateSpec {
         tags: cluster_tags(),
         network: Default::default(),
         placement: None,
+        reservation: Default::default(),
     }
 }
 
@@ -160,5 +161,6 @@ pub fn option(itype: &str, zone: &str, price: f64, lt: &str) -> LaunchOption {
         zone: zone.into(),
         price,
         launch_template: lt.into(),
+        reservation: None,
     }
 }
