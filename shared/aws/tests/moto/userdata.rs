@@ -23,7 +23,7 @@ use crate::support::{CLUSTER, REGION, clients};
 
 const K8S: &str = "1.31";
 
-fn class(alias: &str, user_data: Option<&str>) -> Arc<EC2NodeClass> {
+pub(crate) fn class(alias: &str, user_data: Option<&str>) -> Arc<EC2NodeClass> {
     let mut spec = json!({
         "amiSelectorTerms": [{"alias": alias}],
         "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
@@ -42,7 +42,7 @@ fn class(alias: &str, user_data: Option<&str>) -> Arc<EC2NodeClass> {
     Arc::new(serde_json::from_value(v).unwrap())
 }
 
-fn request(class: Arc<EC2NodeClass>) -> LaunchRequest {
+pub(crate) fn request(class: Arc<EC2NodeClass>) -> LaunchRequest {
     LaunchRequest {
         node_claim: "default-abcde".into(),
         node_claim_uid: "uid-default-abcde-0000-000000000000".into(),
@@ -74,6 +74,22 @@ async fn cloud(url: &str) -> (Ec2Cloud, kerf_aws::Clients) {
 
 /// [`cloud`] for a cluster whose services are in `service_cidr`.
 async fn cloud_with(url: &str, service_cidr: &str) -> (Ec2Cloud, kerf_aws::Clients) {
+    cloud_of(url, service_cidr, |s| s).await
+}
+
+/// [`cloud`] with its settings changed by `change`.
+pub(crate) async fn cloud_with_settings(
+    url: &str,
+    change: impl FnOnce(CloudSettings) -> CloudSettings,
+) -> (Ec2Cloud, kerf_aws::Clients) {
+    cloud_of(url, "10.100.0.0/16", change).await
+}
+
+async fn cloud_of(
+    url: &str,
+    service_cidr: &str,
+    change: impl FnOnce(CloudSettings) -> CloudSettings,
+) -> (Ec2Cloud, kerf_aws::Clients) {
     let c = clients(url).await;
     tag_subnets(&c, &["us-west-2a"]).await;
     security_group(&c, "kerf-nodes").await;
@@ -100,7 +116,7 @@ async fn cloud_with(url: &str, service_cidr: &str) -> (Ec2Cloud, kerf_aws::Clien
         instance_types: vec!["m5.large".into()],
         ..CloudSettings::new(CLUSTER, REGION)
     };
-    (Ec2Cloud::new(c.clone(), settings), c)
+    (Ec2Cloud::new(c.clone(), change(settings)), c)
 }
 
 /// The user data of the only launch template Kerf made.
@@ -109,7 +125,7 @@ async fn launched_user_data(c: &kerf_aws::Clients) -> String {
 }
 
 /// The data of the only launch template Kerf made.
-async fn template_data(c: &kerf_aws::Clients) -> ResponseLaunchTemplateData {
+pub(crate) async fn template_data(c: &kerf_aws::Clients) -> ResponseLaunchTemplateData {
     let lts = launch_template::list(&c.ec2, CLUSTER).await.unwrap();
     assert_eq!(lts.len(), 1, "{lts:?}");
     let out = c
