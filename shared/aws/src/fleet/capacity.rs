@@ -7,11 +7,11 @@
 
 use aws_sdk_ec2::operation::create_fleet::CreateFleetOutput;
 use aws_sdk_ec2::types::CreateFleetError;
+use kerf_catalog::CapacityType;
 use kerf_catalog::unavailable::OfferingKey;
 
 use super::{LaunchRequest, is_capacity_code, override_zone, reservation_of};
 use crate::error::ErrorInfo;
-use kerf_catalog::CapacityType;
 
 /// What EC2 says when a spread placement group has its seven instances in a zone.
 pub const SPREAD_LIMIT: &str = "limit of instances in this spread placement group";
