@@ -275,7 +275,7 @@ impl Cloud for Ec2Cloud {
         let mut s = status::status(&resolved, &self.placement(class).await);
         let now = Timestamp::now();
         if let Some(found) = self.reservations(class, now).await {
-            s.capacity_reservations = entries(&found.reservations, now);
+            s.capacity_reservations = reservations::shown(&found, class.status.as_ref(), now);
             s.conditions.push(reservations_condition(&found));
         }
         Ok(s)

@@ -1,16 +1,16 @@
 //! A node class's capacity reservations, with the `ReservedCapacity` gate on: discovered as
 //! [`crate::capacity_reservation`] does it, shown in `status.capacityReservations` (sorted by
 //! id, as Karpenter sorts them) with the `CapacityReservationsReady` condition (True, or False
-//! with `CapacityReservationsResolutionFailed` when discovery fails), which the control layer
-//! folds into `Ready`, and offered in the class's catalog as `reserved` offerings. A reserved
-//! launch is sent only the options Karpenter's launch filters keep
-//! ([`crate::fleet::reserved::filter`]).
+//! with `CapacityReservationsResolutionFailed` when discovery fails, the list then left as it
+//! was), which the control layer folds into `Ready`, and offered in the class's catalog as
+//! `reserved` offerings. A reserved launch is sent only the options Karpenter's launch filters
+//! keep ([`crate::fleet::reserved::filter`]).
 
 use std::borrow::Cow;
 
 use jiff::Timestamp;
 use kerf_api::v1::ec2nodeclass_status::CapacityReservation;
-use kerf_api::v1::{Condition, ConditionStatus, EC2NodeClass};
+use kerf_api::v1::{Condition, ConditionStatus, EC2NodeClass, EC2NodeClassStatus};
 use kerf_catalog::reservation::{self, Reservation};
 use kerf_catalog::{CapacityType, Catalog};
 use kerf_control::ports::{CloudError, LaunchRequest};
@@ -81,6 +81,20 @@ pub fn entries(reservations: &[Reservation], now: Timestamp) -> Vec<CapacityRese
         .collect();
     out.sort_by(|a, b| a.id.cmp(&b.id));
     out
+}
+
+/// What `status.capacityReservations` shows for a resolution: its reservations, or after a
+/// failed call with none kept (a new container) what the status showed before, as Karpenter
+/// leaves the status alone when discovery fails.
+pub(super) fn shown(
+    found: &Resolution,
+    current: Option<&EC2NodeClassStatus>,
+    now: Timestamp,
+) -> Vec<CapacityReservation> {
+    match (&found.error, current) {
+        (Some(_), Some(cur)) if found.reservations.is_empty() => cur.capacity_reservations.clone(),
+        _ => entries(&found.reservations, now),
+    }
 }
 
 /// `CapacityReservationsReady` for a resolution.
@@ -175,5 +189,28 @@ mod tests {
             )
         );
         assert!(failed.message.contains("denied"), "{}", failed.message);
+    }
+
+    #[test]
+    fn a_failure_with_nothing_kept_leaves_the_status_shown() {
+        let current = EC2NodeClassStatus {
+            capacity_reservations: entries(&[block("cr-0a", t0())], t0()),
+            ..Default::default()
+        };
+        let failed = Resolution {
+            reservations: Vec::new(),
+            error: Some(AwsError::invalid("DescribeCapacityReservations", "denied")),
+        };
+        let kept = shown(&failed, Some(&current), t0());
+        assert_eq!(kept, current.capacity_reservations);
+        assert!(shown(&failed, None, t0()).is_empty());
+        let none = Resolution {
+            reservations: Vec::new(),
+            error: None,
+        };
+        assert!(
+            shown(&none, Some(&current), t0()).is_empty(),
+            "a discovery that finds none clears them"
+        );
     }
 }
