@@ -1,15 +1,18 @@
 //! The control layer's Cloud port on EC2 ([`Ec2Cloud`]): catalogs from instance-type
 //! discovery and live prices, zones limited to the class's subnets, types and offerings
-//! shaped by its placement group; launches through launch templates grouped by (AMI, max
-//! pods, placement) and one CreateFleet per NodeClaim with the
+//! shaped by its placement group, and its capacity reservations offered (the
+//! `ReservedCapacity` gate); launches through launch templates grouped by (AMI, max pods,
+//! placement, reservation) and one CreateFleet per NodeClaim with the
 //! NodeClaim UID as ClientToken; instances described, listed by cluster tag and terminated.
 //! Node classes are resolved once a minute per class version; the cluster's endpoint, CA
 //! and version are read once per container.
 
 mod placement;
+mod reservations;
 mod status;
 mod templates;
 
+pub use reservations::{CAPACITY_RESERVATIONS_READY, entries, reservations_condition};
 pub use status::{PLACEMENT_GROUP_READY, placement_condition};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +25,7 @@ use kerf_catalog::Catalog;
 use kerf_control::ports::{self, Cloud, CloudError, LaunchRequest};
 use tokio::sync::OnceCell;
 
+use crate::capacity_reservation::CapacityReservations;
 use crate::cluster::{self, Cluster};
 use crate::config::Clients;
 use crate::discovery::Discovery;
@@ -78,6 +82,7 @@ pub struct Ec2Cloud {
     cluster: OnceCell<Cluster>,
     classes: Mutex<BTreeMap<ClassKey, (Timestamp, Arc<Resolved>)>>,
     placement_groups: PlacementGroups,
+    reservations: CapacityReservations,
 }
 
 impl std::fmt::Debug for Ec2Cloud {
@@ -123,6 +128,7 @@ impl Ec2Cloud {
             cluster: OnceCell::new(),
             classes: Mutex::new(BTreeMap::new()),
             placement_groups: PlacementGroups::new(),
+            reservations: CapacityReservations::new(),
             clients,
             settings,
         }
@@ -181,15 +187,18 @@ impl Ec2Cloud {
             .await
     }
 
-    /// The class's catalog in its placement group.
+    /// The class's catalog in its placement group, with its reservations offered.
     async fn class_catalog(&self, c: &EC2NodeClass) -> Result<Catalog, CloudError> {
         let catalog = self.zonal_catalog(c).await?;
+        let now = Timestamp::now();
         let specs = self
             .discovery
-            .cached(Timestamp::now())
+            .cached(now)
             .map(|inv| inv.specs)
             .unwrap_or_default();
-        placement::placed(catalog, &self.placement(c).await, &specs)
+        let placed = placement::placed(catalog, &self.placement(c).await, &specs)?;
+        let found = self.reservations(c, now).await;
+        Ok(reservations::offered(placed, found.as_ref(), now))
     }
 
     /// The class's catalog in the zones of its subnets.
@@ -263,7 +272,13 @@ impl Cloud for Ec2Cloud {
         class: &EC2NodeClass,
     ) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
         let resolved = self.resolved(class).await?;
-        Ok(status::status(&resolved, &self.placement(class).await))
+        let mut s = status::status(&resolved, &self.placement(class).await);
+        let now = Timestamp::now();
+        if let Some(found) = self.reservations(class, now).await {
+            s.capacity_reservations = reservations::shown(&found, class.status.as_ref(), now);
+            s.conditions.push(reservations_condition(&found));
+        }
+        Ok(s)
     }
 
     async fn catalog(&self, class: &EC2NodeClass) -> Result<Arc<Catalog>, CloudError> {
@@ -271,6 +286,7 @@ impl Cloud for Ec2Cloud {
     }
 
     async fn launch(&self, req: &LaunchRequest) -> Result<ports::Launched, CloudError> {
+        let req = &*reservations::launchable(req)?;
         let cluster = self.cluster().await?.clone();
         let resolved = self.resolved(&req.node_class).await?;
         let catalog = self.class_catalog(&req.node_class).await?;
@@ -282,6 +298,7 @@ impl Cloud for Ec2Cloud {
             &resolved,
             &catalog,
             group.as_ref(),
+            self.settings.reserved_capacity,
         )?;
         let now = Timestamp::now();
         for s in &specs {
@@ -326,7 +343,7 @@ impl Cloud for Ec2Cloud {
             capacity_type: l.capacity_type,
             image_id,
             unavailable: l.unavailable,
-            reservation: None,
+            reservation: l.reservation,
         })
     }
 

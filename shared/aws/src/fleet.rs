@@ -1,9 +1,12 @@
-//! The CreateFleet request (instant, one instance, cheapest overrides first) and the reading
-//! of its answer: the launched instance, or the capacity errors that feed the ICE cache.
+//! The CreateFleet request (instant, one instance, cheapest overrides first; a reserved
+//! launch's shaped by its reservation market, see [`reserved`]) and the reading of its answer:
+//! the launched instance, or the capacity errors that feed the ICE cache.
 
 mod capacity;
+pub mod reserved;
 
 pub use capacity::{SPREAD_LIMIT, is_spread_limit};
+pub use reserved::{Market, reservation_of};
 
 use std::collections::BTreeMap;
 
@@ -16,6 +19,7 @@ use aws_sdk_ec2::types::{
     TargetCapacitySpecificationRequest,
 };
 use kerf_catalog::CapacityType;
+use kerf_catalog::reservation::ReservedOffering;
 
 use crate::error::{AwsError, classify_code};
 use crate::network::Subnet;
@@ -47,6 +51,8 @@ pub struct LaunchOption {
     pub price: f64,
     /// Name of the launch template (see `launch_template::ensure`) for this type.
     pub launch_template: String,
+    /// The capacity reservation a reserved launch takes this option from.
+    pub reservation: Option<ReservedOffering>,
 }
 
 /// Everything CreateFleet needs for one NodeClaim.
@@ -85,6 +91,8 @@ pub struct Launched {
     pub unavailable: Vec<OfferingKey>,
     /// True when the instance already existed (an idempotent retry).
     pub reused: bool,
+    /// The reservation of the option launched (reserved launches).
+    pub reservation: Option<ReservedOffering>,
 }
 
 pub fn provider_id(zone: &str, instance_id: &str) -> String {
@@ -197,12 +205,13 @@ pub fn create_fleet(
     }
     let tags = launch_tags(req);
     let spot = req.capacity_type == CapacityType::Spot;
+    let market = reserved::market(req, &opts);
     let target = TargetCapacitySpecificationRequest::builder()
         .total_target_capacity(1)
-        .default_target_capacity_type(if spot {
-            DefaultTargetCapacityType::Spot
-        } else {
-            DefaultTargetCapacityType::OnDemand
+        .default_target_capacity_type(match (spot, market) {
+            (true, _) => DefaultTargetCapacityType::Spot,
+            (false, Some(m)) => m.target(),
+            (false, None) => DefaultTargetCapacityType::OnDemand,
         })
         .build();
     let mut call = ec2
@@ -224,6 +233,9 @@ pub fn create_fleet(
                 })
                 .build(),
         ),
+        (false, _) if market.is_some_and(|m| !m.on_demand_options()) => {
+            call.set_reserved_capacity_options(market.and_then(Market::reserved_options))
+        }
         (false, prioritized) => call.on_demand_options(
             OnDemandOptionsRequest::builder()
                 .allocation_strategy(if prioritized {
@@ -268,6 +280,7 @@ pub fn interpret(out: &CreateFleetOutput, req: &LaunchRequest) -> Result<Launche
             .instance_type()
             .map(|t| t.as_str().to_string())
             .unwrap_or_default();
+        let reservation = reservation_of(req, &instance_type, &zone).cloned();
         return Ok(Launched {
             instance_id: id.clone(),
             provider_id: provider_id(&zone, id),
@@ -276,6 +289,7 @@ pub fn interpret(out: &CreateFleetOutput, req: &LaunchRequest) -> Result<Launche
             capacity_type: req.capacity_type,
             unavailable,
             reused: false,
+            reservation,
         });
     }
     match other {
@@ -331,6 +345,7 @@ mod tests {
                     zone: zone.into(),
                     price: 100.0 - i as f64,
                     launch_template: "lt".into(),
+                    reservation: None,
                 });
             }
         }

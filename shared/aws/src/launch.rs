@@ -103,6 +103,7 @@ async fn attempt(
 ) -> Attempt {
     match instances::find_by_nodeclaim(ec2, &req.cluster, &req.nodeclaim_name).await {
         Ok(Some(i)) => {
+            let reservation = reused_reservation(req, &i);
             return Attempt {
                 result: Ok(Launched {
                     provider_id: i.provider_id.clone(),
@@ -112,6 +113,7 @@ async fn attempt(
                     capacity_type: req.capacity_type,
                     unavailable: Vec::new(),
                     reused: true,
+                    reservation,
                 }),
                 full_subnets: Vec::new(),
             };
@@ -130,6 +132,23 @@ async fn attempt(
         }
     }
     create(ec2, req).await
+}
+
+/// The reservation of an instance a previous attempt launched: the option's whose
+/// reservation it runs in, else the option's of its type and zone.
+fn reused_reservation(
+    req: &LaunchRequest,
+    i: &kerf_control::ports::Instance,
+) -> Option<kerf_catalog::reservation::ReservedOffering> {
+    let by_id = i.capacity_reservation.as_deref().and_then(|id| {
+        req.options
+            .iter()
+            .filter_map(|o| o.reservation.as_ref())
+            .find(|r| r.id == id)
+    });
+    by_id
+        .or_else(|| fleet::reservation_of(req, &i.instance_type, &i.zone))
+        .cloned()
 }
 
 /// One CreateFleet call and the reading of its answer.
@@ -179,6 +198,7 @@ pub fn options_from_catalog(
                 zone: o.zone.clone(),
                 price: o.price,
                 launch_template: lt.clone(),
+                reservation: o.reservation.clone(),
             });
         }
     }

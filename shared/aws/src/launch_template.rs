@@ -1,7 +1,7 @@
 //! Launch templates: one per distinct resolved parameter set (AMI, security groups, user data,
-//! block devices, metadata options, instance profile, tags, network interfaces, placement),
-//! named by a stable hash of that
-//! set, reused when present, and deleted once no launch has used them for a while.
+//! block devices, metadata options, instance profile, tags, network interfaces, placement,
+//! capacity reservation), named by a stable hash of that set, reused when present, and
+//! deleted once no launch has used them for a while.
 //!
 //! A serverless launcher has no cache whose eviction could say a template went out of use, so
 //! the use is written on the template: every launch that finds its template's
@@ -30,10 +30,12 @@ use crate::error::{AwsError, from_sdk};
 mod cleanup;
 mod interface;
 mod placement;
+mod reservation;
 
 pub use cleanup::{delete_unused, list};
 pub use interface::{ConnectionTracking, Interfaces, PrimaryInterface};
 pub use placement::Placement;
+pub use reservation::ReservationTarget;
 
 /// Every launch template Kerf creates is named `<prefix><hash>`.
 pub const NAME_PREFIX: &str = "kerf.k8s.aws/";
@@ -149,6 +151,9 @@ pub struct LaunchTemplateSpec {
     /// The placement group (and partition); left out of the hash when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
+    /// The capacity reservations its instances may use; left out of the hash when unset.
+    #[serde(skip_serializing_if = "ReservationTarget::is_unset")]
+    pub reservation: ReservationTarget,
 }
 
 impl LaunchTemplateSpec {
@@ -246,6 +251,8 @@ fn template_data(spec: &LaunchTemplateSpec) -> RequestLaunchTemplateData {
         .metadata_options(metadata(&spec.metadata))
         .set_iam_instance_profile(profile)
         .set_placement(spec.placement.as_ref().map(Placement::request))
+        .set_capacity_reservation_specification(spec.reservation.specification())
+        .set_instance_market_options(spec.reservation.market())
         .build()
 }
 
@@ -376,6 +383,7 @@ pub(crate) mod tests {
             interfaces: Interfaces::Primary,
             connection_tracking: None,
             placement: None,
+            reservation: ReservationTarget::Unset,
         }
     }
 

@@ -2,12 +2,13 @@
 //! aws-sdk-rust ([`cloud::Ec2Cloud`], [`queue::SqsQueue`], [`ports::EventBridgePublisher`]).
 //!
 //! EC2 discovery (instance types, offerings → [`kerf_catalog::Catalog`]), pricing, subnets,
-//! security groups, placement groups, AMIs via SSM, launch templates with AL2023 user data, CreateFleet with an
-//! idempotent ClientToken, the unavailable-offerings cache stored in the cluster, instances
+//! security groups, placement groups, capacity reservations, AMIs via SSM, launch templates
+//! with AL2023 user data, CreateFleet with an idempotent ClientToken, the unavailable-offerings cache stored in the cluster, instances
 //! (terminate, describe, GC listing, status), SQS and EventBridge. Every call returns a typed
 //! [`AwsError`] that says whether to retry.
 
 pub mod ami;
+pub mod capacity_reservation;
 pub mod cloud;
 pub mod cluster;
 pub mod config;

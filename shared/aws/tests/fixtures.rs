@@ -105,12 +105,14 @@ async fn create_fleet_fixture_yields_instance_and_capacity_errors() {
                 zone: "us-west-2a".into(),
                 price: 0.03,
                 launch_template: lt.into(),
+                reservation: None,
             },
             fleet::LaunchOption {
                 instance_type: "m5.large".into(),
                 zone: "us-west-2b".into(),
                 price: 0.04,
                 launch_template: lt.into(),
+                reservation: None,
             },
         ],
         subnets: BTreeMap::from([

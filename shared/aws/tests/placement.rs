@@ -249,6 +249,7 @@ async fn the_launch_template_names_the_group_and_partition() {
             group_id: PG.into(),
             partition: Some(2),
         }),
+        reservation: Default::default(),
     };
     let lt = launch_template::ensure(&c.ec2, &spec, t0()).await.unwrap();
     assert_eq!(lt.id, "lt-0a1b2c3d4e5f60718");

@@ -3,12 +3,13 @@
 //!
 //! A capacity error marks `(capacity type, instance type, zone)` unavailable for
 //! [`UNAVAILABLE_TTL`], scoped by the placement group when the launch went into one (so a
-//! full group does not stop launches outside it, as Karpenter scopes its cache); an `InsufficientFreeAddressesInSubnet` error marks the subnet (the
-//! zone is unavailable only when all of its subnets are). Lambdas keep no memory between
-//! invocations, so the cache lives in the cluster as string data (a ConfigMap named
-//! [`CONFIGMAP_NAME`]): `"<capacityType>_<type>_<zone>[_<placement group id>]" -> RFC3339
-//! expiry` and
-//! `"subnet_<subnet id>" -> RFC3339 expiry`. Adapters implement
+//! full group does not stop launches outside it, as Karpenter scopes its cache); a reserved
+//! launch's error marks only the capacity reservation it tried (as Karpenter marks the
+//! reservation, not the offering); an `InsufficientFreeAddressesInSubnet` error marks the
+//! subnet (the zone is unavailable only when all of its subnets are). Lambdas keep no memory
+//! between invocations, so the cache lives in the cluster as string data (a ConfigMap named
+//! [`CONFIGMAP_NAME`]): `"<capacityType>_<type>_<zone>[_<placement group id>][_<cr-id>]" ->
+//! RFC3339 expiry` and `"subnet_<subnet id>" -> RFC3339 expiry`. Adapters implement
 //! [`UnavailableOfferingsStore`] (read; merge-and-write with optimistic concurrency); this
 //! module does no I/O and reads no clock.
 
@@ -31,6 +32,9 @@ pub const MAX_WRITE_ATTEMPTS: usize = 5;
 /// Data-key prefix of subnet entries.
 const SUBNET_PREFIX: &str = "subnet_";
 
+/// How every capacity reservation id starts (and no placement group id does).
+const RESERVATION_PREFIX: &str = "cr-";
+
 /// One offering: where and how an instance type is bought (inside a placement group, or
 /// not).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -40,6 +44,10 @@ pub struct OfferingKey {
     pub zone: String,
     /// The placement group (`pg-...`) the offering was tried in; `None` outside one.
     pub placement_group: Option<String>,
+    /// The capacity reservation (`cr-...`) a reserved offering was tried in: only that
+    /// reservation's offering is marked. `None` marks every reserved offering of the type and
+    /// zone (keys written before reservations were told apart).
+    pub reservation: Option<String>,
 }
 
 impl OfferingKey {
@@ -49,6 +57,7 @@ impl OfferingKey {
             instance_type: instance_type.into(),
             zone: zone.into(),
             placement_group: None,
+            reservation: None,
         }
     }
 
@@ -60,7 +69,17 @@ impl OfferingKey {
         }
     }
 
-    /// The stored key, `<capacityType>_<type>_<zone>`, e.g. `spot_m5.large_us-west-2a`.
+    /// The same offering in capacity reservation `id` (`None`: in none).
+    pub fn in_reservation(self, id: Option<&str>) -> Self {
+        OfferingKey {
+            reservation: id.map(str::to_string),
+            ..self
+        }
+    }
+
+    /// The stored key, `<capacityType>_<type>_<zone>`, e.g. `spot_m5.large_us-west-2a`, then
+    /// `_<placement group id>` and `_<reservation id>` when set (e.g.
+    /// `reserved_p5.48xlarge_us-east-1a_cr-0abc`).
     ///
     /// ConfigMap data keys may only hold `[-._a-zA-Z0-9]`, so `/` cannot separate the parts;
     /// `_` never occurs in capacity types, instance types or zone names.
@@ -71,24 +90,38 @@ impl OfferingKey {
             self.instance_type,
             self.zone
         );
-        match &self.placement_group {
-            Some(pg) => format!("{base}_{pg}"),
-            None => base,
-        }
+        let scopes = [&self.placement_group, &self.reservation];
+        scopes
+            .into_iter()
+            .flatten()
+            .fold(base, |k, s| format!("{k}_{s}"))
     }
 
     /// Parses a data key (`_`-separated; `/` is accepted too).
     pub fn parse(key: &str) -> Option<OfferingKey> {
         let sep = if key.contains('_') { '_' } else { '/' };
-        let mut parts = key.splitn(4, sep);
+        let mut parts = key.split(sep);
         let ct = CapacityType::parse(parts.next()?)?;
         let it = parts.next().filter(|s| !s.is_empty())?;
         let zone = parts.next().filter(|s| !s.is_empty())?;
-        let pg = match parts.next() {
-            Some(pg) if pg.is_empty() || pg.contains(sep) => return None,
-            pg => pg,
+        let mut scopes: Vec<&str> = parts.collect();
+        if scopes.iter().any(|s| s.is_empty()) {
+            return None;
+        }
+        let reservation = match scopes.last() {
+            Some(cr) if cr.starts_with(RESERVATION_PREFIX) => scopes.pop(),
+            _ => None,
         };
-        Some(OfferingKey::new(ct, it, zone).in_group(pg))
+        let pg = match scopes.as_slice() {
+            [] => None,
+            [pg] if !pg.starts_with(RESERVATION_PREFIX) => Some(*pg),
+            _ => return None,
+        };
+        Some(
+            OfferingKey::new(ct, it, zone)
+                .in_group(pg)
+                .in_reservation(reservation),
+        )
     }
 }
 
@@ -234,7 +267,9 @@ impl UnavailableOfferings {
     }
 
     /// Marks every cached offering of the catalog unavailable at `now`: the offering's own
-    /// entry, or its entry in the placement group the type's catalog is for.
+    /// entry, its entry in the placement group the type's catalog is for, or (a reserved
+    /// offering) its reservation's entry, which is kept outside any group: the reservation is
+    /// what ran out, wherever it was tried.
     pub fn apply(&self, catalog: &mut Catalog, now: Timestamp) {
         for it in &mut catalog.instance_types {
             let pg = it
@@ -244,8 +279,12 @@ impl UnavailableOfferings {
             for o in &mut it.offerings {
                 let key = OfferingKey::new(o.capacity_type, &it.name, &o.zone);
                 let scoped = pg.is_some().then(|| key.clone().in_group(pg));
-                if self.is_unavailable(&key, now)
-                    || scoped.is_some_and(|k| self.is_unavailable(&k, now))
+                let reserved =
+                    (o.reservation.as_ref()).map(|r| key.clone().in_reservation(Some(&r.id)));
+                if [Some(key), scoped, reserved]
+                    .iter()
+                    .flatten()
+                    .any(|k| self.is_unavailable(k, now))
                 {
                     o.available = false;
                 }

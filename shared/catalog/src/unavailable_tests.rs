@@ -231,3 +231,81 @@ fn the_next_expiry_is_the_earliest_entry_still_in_force() {
     );
     assert_eq!(c.next_expiry(t("2025-01-01T00:04:00Z")), None);
 }
+
+fn reserved(zone: &str, id: &str) -> Offering {
+    Offering {
+        zone: zone.into(),
+        capacity_type: CapacityType::Reserved,
+        price: 0.0,
+        available: true,
+        partition: None,
+        reservation: Some(crate::reservation::ReservedOffering {
+            id: id.into(),
+            kind: crate::reservation::ReservationKind::Default,
+            interruptible: false,
+            capacity: 2,
+        }),
+    }
+}
+
+#[test]
+fn keys_naming_a_reservation_round_trip_and_old_keys_still_read() {
+    let base = OfferingKey::new(CapacityType::Reserved, "p5.48xlarge", "us-east-1a");
+    let k = base.clone().in_reservation(Some("cr-0abc123"));
+    assert_eq!(k.data_key(), "reserved_p5.48xlarge_us-east-1a_cr-0abc123");
+    assert_eq!(OfferingKey::parse(&k.data_key()), Some(k.clone()));
+    assert!(is_valid_data_key(&k.data_key()));
+    let both = k.clone().in_group(Some("pg-0def"));
+    assert_eq!(
+        both.data_key(),
+        "reserved_p5.48xlarge_us-east-1a_pg-0def_cr-0abc123"
+    );
+    assert_eq!(OfferingKey::parse(&both.data_key()), Some(both));
+    assert_eq!(
+        OfferingKey::parse("reserved_p5.48xlarge_us-east-1a"),
+        Some(base.clone()),
+        "a key from before reservations were named"
+    );
+    assert_eq!(
+        OfferingKey::parse("reserved/p5.48xlarge/us-east-1a/cr-0abc123"),
+        Some(k)
+    );
+    for bad in [
+        "reserved_p5.48xlarge_us-east-1a_cr-1_pg-2",
+        "reserved_p5.48xlarge_us-east-1a_cr-1_cr-2",
+        "reserved_p5.48xlarge_us-east-1a_pg-1_",
+        "reserved_p5.48xlarge_us-east-1a_pg-1_pg-2",
+    ] {
+        assert_eq!(OfferingKey::parse(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn a_reservation_mark_blocks_only_that_reservations_offering() {
+    let with_reservations = || {
+        let mut c = catalog();
+        let offerings = &mut c.instance_types[0].offerings;
+        offerings.push(reserved("us-west-2a", "cr-0aaa"));
+        offerings.push(reserved("us-west-2a", "cr-0bbb"));
+        c
+    };
+    let k = OfferingKey::new(CapacityType::Reserved, "m5.large", "us-west-2a");
+    let mut c = with_reservations();
+    marks(&[k.clone().in_reservation(Some("cr-0aaa"))], t0()).apply(&mut c, t0());
+    assert_eq!(availability(&c), vec![true, true, true, false, true]);
+    let mut c = with_reservations();
+    marks(std::slice::from_ref(&k), t0()).apply(&mut c, t0());
+    assert_eq!(
+        availability(&c),
+        vec![true, true, true, false, false],
+        "an old key marks every reservation of the type and zone"
+    );
+    let mut c = with_reservations();
+    let od = OfferingKey::new(CapacityType::OnDemand, "m5.large", "us-west-2a");
+    marks(&[od.in_reservation(Some("cr-0aaa"))], t0()).apply(&mut c, t0());
+    assert_eq!(availability(&c), vec![true, true, true, true, true]);
+    let stored = marks(&[k.in_reservation(Some("cr-0bbb"))], t0()).to_data();
+    let mut c = with_reservations();
+    UnavailableOfferings::from_data(&stored).apply(&mut c, t0());
+    assert_eq!(availability(&c), vec![true, true, true, true, false]);
+}

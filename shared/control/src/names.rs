@@ -22,6 +22,9 @@ pub mod conditions {
 pub mod class_conditions {
     /// The class's placement group resolved (or it has none); part of `Ready`.
     pub const PLACEMENT_GROUP_READY: &str = "PlacementGroupReady";
+    /// The class's capacity reservations were discovered (only with the `ReservedCapacity`
+    /// gate on); part of `Ready`.
+    pub const CAPACITY_RESERVATIONS_READY: &str = "CapacityReservationsReady";
 }
 
 /// Resources every node has; initialization checks the others (extended resources).

@@ -1,6 +1,7 @@
 //! EC2NodeClass status: what each class selects now (subnets, security groups, AMIs,
-//! instance profile), the conditions the cloud reports beside them (`PlacementGroupReady`)
-//! and `Ready`, which they are part of, written as Karpenter's node class controller writes
+//! instance profile), the conditions the cloud reports beside them (`PlacementGroupReady`,
+//! and `CapacityReservationsReady` with the `ReservedCapacity` gate on) and `Ready`, which
+//! they are part of, written as Karpenter's node class controller writes
 //! them. Drift reads it: a node whose AMI, subnet or security group is no
 //! longer selected has drifted. Written only when it changed.
 
@@ -231,5 +232,34 @@ mod tests {
             !same(&bad, &next(Some(&bad), Ok(failed), t0)),
             "a new reason is a change"
         );
+    }
+
+    #[test]
+    fn capacity_reservations_not_discovered_make_the_class_not_ready() {
+        let t0 = "2026-01-01T00:00:00Z".parse().unwrap();
+        let pg = crate::names::class_conditions::PLACEMENT_GROUP_READY;
+        let cr = crate::names::class_conditions::CAPACITY_RESERVATIONS_READY;
+        let with = |truth, reason: &str| EC2NodeClassStatus {
+            conditions: vec![
+                condition(pg, ConditionStatus::True, pg, ""),
+                condition(cr, truth, reason, ""),
+            ],
+            ..status("ami-1")
+        };
+        let ok = next(None, Ok(with(ConditionStatus::True, cr)), t0);
+        assert_eq!(find(&ok, READY).status, ConditionStatus::True);
+        let failed = with(
+            ConditionStatus::False,
+            "CapacityReservationsResolutionFailed",
+        );
+        let bad = next(Some(&ok), Ok(failed), t0);
+        let r = find(&bad, READY);
+        assert_eq!(r.status, ConditionStatus::False);
+        assert!(
+            r.message.contains("CapacityReservationsReady=False"),
+            "{}",
+            r.message
+        );
+        assert!(!same(&ok, &bad));
     }
 }

@@ -1,4 +1,5 @@
-//! The launch templates of one launch: one per (AMI, max pods, EFA count, placement) group
+//! The launch templates of one launch: one per (AMI, max pods, EFA count, placement,
+//! reservation) group
 //! of the options, with the node's user data, and the options pointing at them.
 
 use kerf_catalog::capacity::resource::EFA;
@@ -10,12 +11,15 @@ use kerf_control::ports::{CloudError, LaunchRequest};
 use super::arch_of;
 use crate::cluster::Cluster;
 use crate::fleet::LaunchOption;
-use crate::launch_template::{Interfaces, LaunchTemplateSpec, Placement, PrimaryInterface};
+use crate::launch_template::{
+    Interfaces, LaunchTemplateSpec, Placement, PrimaryInterface, ReservationTarget,
+};
 use crate::nodeclass::Resolved;
 use crate::userdata::{self, NodeBootstrap};
 
-/// One launch template per (AMI, max pods, EFA count, placement) group of the options, in
-/// option order.
+/// One launch template per (AMI, max pods, EFA count, placement, reservation) group of the
+/// options, in option order. With the `ReservedCapacity` gate on (`gate`), templates say which
+/// reservations their instances may use (see [`ReservationTarget`]).
 pub(super) fn templates(
     cluster_name: &str,
     cluster: &Cluster,
@@ -23,6 +27,7 @@ pub(super) fn templates(
     resolved: &Resolved,
     catalog: &Catalog,
     group: Option<&PlacementGroup>,
+    gate: bool,
 ) -> Result<(Vec<LaunchOption>, Vec<LaunchTemplateSpec>), CloudError> {
     let mut specs: Vec<LaunchTemplateSpec> = Vec::new();
     let mut options = Vec::new();
@@ -76,6 +81,7 @@ pub(super) fn templates(
             interfaces: interfaces(resolved, req, it),
             connection_tracking: resolved.connection_tracking,
             placement: placement(group, req),
+            reservation: ReservationTarget::of(o.reservation.as_ref(), gate),
         };
         let name = spec.name();
         if !specs.iter().any(|s| s.name() == name) {
@@ -86,6 +92,7 @@ pub(super) fn templates(
             zone: o.zone.clone(),
             price: o.price,
             launch_template: name,
+            reservation: o.reservation.clone(),
         });
     }
     if options.is_empty() {

@@ -2,13 +2,15 @@
 //! the first other error. A launch into a placement group scopes its offerings by the group
 //! (a full group does not stop launches outside it), and a spread group's per-zone instance
 //! limit (EC2's message contains [`SPREAD_LIMIT`]) marks every candidate type of that zone,
-//! since the limit is the group's, not the type's.
+//! since the limit is the group's, not the type's. A reserved launch's capacity error marks
+//! the reservation it tried (as Karpenter marks the reservation, not the offering).
 
 use aws_sdk_ec2::operation::create_fleet::CreateFleetOutput;
 use aws_sdk_ec2::types::CreateFleetError;
+use kerf_catalog::CapacityType;
 use kerf_catalog::unavailable::OfferingKey;
 
-use super::{LaunchRequest, is_capacity_code, override_zone};
+use super::{LaunchRequest, is_capacity_code, override_zone, reservation_of};
 use crate::error::ErrorInfo;
 
 /// What EC2 says when a spread placement group has its seven instances in a zone.
@@ -38,6 +40,10 @@ pub(super) fn read_errors(
         match (is_capacity_code(code), itype, override_zone(req, ov)) {
             (true, _, Some(z)) if pg.is_some() && is_spread_limit(e) => {
                 unavailable.extend(zone_keys(req, &z));
+            }
+            (true, Some(t), Some(z)) if req.capacity_type == CapacityType::Reserved => {
+                let id = reservation_of(req, &t, &z).map(|r| r.id.as_str());
+                unavailable.push(OfferingKey::new(req.capacity_type, &t, &z).in_reservation(id));
             }
             (true, Some(t), Some(z)) => {
                 unavailable.push(OfferingKey::new(req.capacity_type, &t, &z).in_group(pg));
@@ -87,6 +93,7 @@ mod tests {
             zone: zone.into(),
             price: 1.0,
             launch_template: "lt".into(),
+            reservation: None,
         };
         let subnet = |zone: &str| Subnet {
             id: format!("subnet-{zone}"),
@@ -176,5 +183,21 @@ mod tests {
             1,
             "without a group only the override is marked"
         );
+    }
+
+    #[test]
+    fn a_reserved_launch_marks_the_reservation_it_tried() {
+        let mut r = req(None);
+        r.capacity_type = CapacityType::Reserved;
+        r.options[2].reservation = Some(kerf_catalog::reservation::ReservedOffering {
+            id: "cr-0b".into(),
+            kind: kerf_catalog::reservation::ReservationKind::Default,
+            interruptible: false,
+            capacity: 1,
+        });
+        let (keys, other) = read_errors(&out(vec![error("m5.large", "b", "full")]), &r);
+        let want =
+            OfferingKey::new(CapacityType::Reserved, "m5.large", "b").in_reservation(Some("cr-0b"));
+        assert_eq!((keys, other), (vec![want], None));
     }
 }

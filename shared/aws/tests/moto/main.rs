@@ -13,5 +13,6 @@ mod launching;
 mod messaging;
 mod network;
 mod recovery;
+mod reserved;
 mod seed;
 mod userdata;

@@ -118,6 +118,7 @@ pub fn lt_spec(user_data: &str, sgs: Vec<String>) -> LaunchTemplateSpec {
         interfaces: Default::default(),
         connection_tracking: None,
         placement: None,
+        reservation: Default::default(),
     }
 }
 
@@ -162,5 +163,6 @@ pub fn option(itype: &str, zone: &str, price: f64, lt: &str) -> LaunchOption {
         zone: zone.into(),
         price,
         launch_template: lt.into(),
+        reservation: None,
     }
 }

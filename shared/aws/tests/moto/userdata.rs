@@ -84,6 +84,23 @@ pub(crate) async fn cloud_of(
     service_cidr: &str,
     types: &[&str],
 ) -> (Ec2Cloud, kerf_aws::Clients) {
+    configured(url, service_cidr, types, |s| s).await
+}
+
+/// [`cloud`] with its settings changed by `change`.
+pub(crate) async fn cloud_with_settings(
+    url: &str,
+    change: impl FnOnce(CloudSettings) -> CloudSettings,
+) -> (Ec2Cloud, kerf_aws::Clients) {
+    configured(url, "10.100.0.0/16", &["m5.large"], change).await
+}
+
+async fn configured(
+    url: &str,
+    service_cidr: &str,
+    types: &[&str],
+    change: impl FnOnce(CloudSettings) -> CloudSettings,
+) -> (Ec2Cloud, kerf_aws::Clients) {
     let c = clients(url).await;
     tag_subnets(&c, &["us-west-2a"]).await;
     security_group(&c, "kerf-nodes").await;
@@ -110,7 +127,7 @@ pub(crate) async fn cloud_of(
         instance_types: types.iter().map(|t| t.to_string()).collect(),
         ..CloudSettings::new(CLUSTER, REGION)
     };
-    (Ec2Cloud::new(c.clone(), settings), c)
+    (Ec2Cloud::new(c.clone(), change(settings)), c)
 }
 
 /// The user data of the only launch template Kerf made.

@@ -79,6 +79,39 @@ fn each_role_allows_exactly_the_actions_its_function_calls() {
     }
 }
 
+#[test]
+fn the_roles_that_resolve_node_classes_discover_their_placement_groups_and_reservations() {
+    let t = template();
+    let ec2 = |op: &str| ("ec2".to_string(), op.to_string());
+    let mut resolvers = Vec::new();
+    for f in existing() {
+        let calls = &derived(f.binary).aws;
+        let resolves = calls.contains_key(&ec2("DescribePlacementGroups"));
+        assert_eq!(
+            calls.contains_key(&ec2("DescribeCapacityReservations")),
+            resolves,
+            "{}: node classes' placement groups and capacity reservations go together",
+            f.binary
+        );
+        let role = t.role_of(f.logical_id);
+        let have: BTreeSet<String> = t.statements(&role).iter().flat_map(actions).collect();
+        for a in [
+            "ec2:DescribePlacementGroups",
+            "ec2:DescribeCapacityReservations",
+        ] {
+            assert_eq!(have.contains(a), resolves, "{role}: {a}");
+        }
+        if resolves {
+            resolvers.push(f.binary);
+        }
+    }
+    assert_eq!(
+        resolvers,
+        ["kerf-provisioner", "kerf-interruption", "kerf-disruption"],
+        "the functions that read node classes' catalogs or statuses"
+    );
+}
+
 /// The resource type of an EC2 ARN (`…:subnet/*` → `subnet`).
 fn arn_type(r: &Value) -> String {
     let text = match &r["Fn::Sub"] {

@@ -134,7 +134,8 @@ fn instance_id(provider_id: &str) -> &str {
 
 /// The offering an interruption takes away, as Karpenter's `markUnavailableOfferings` marks
 /// it: a spot interruption's spot offering, a capacity-reservation interruption's reserved
-/// offering, of the NodeClaim's instance type and zone.
+/// offering (of the node's reservation, from its label), of the NodeClaim's instance type and
+/// zone.
 pub fn reclaimed(i: &Interruption, c: &NodeClaim) -> Option<OfferingKey> {
     let capacity_type = match i {
         Interruption::SpotInterrupted { .. } => CapacityType::Spot,
@@ -142,11 +143,19 @@ pub fn reclaimed(i: &Interruption, c: &NodeClaim) -> Option<OfferingKey> {
         _ => return None,
     };
     let l = c.metadata.labels.as_ref()?;
-    Some(OfferingKey::new(
+    let key = OfferingKey::new(
         capacity_type,
         l.get(kerf_labels::INSTANCE_TYPE)?,
         l.get(kerf_labels::ZONE)?,
-    ))
+    );
+    Some(match capacity_type {
+        // Only the reservation the node ran in, as Karpenter marks it.
+        CapacityType::Reserved => key.in_reservation(
+            l.get(kerf_labels::aws::CAPACITY_RESERVATION_ID)
+                .map(String::as_str),
+        ),
+        _ => key,
+    })
 }
 
 #[cfg(test)]

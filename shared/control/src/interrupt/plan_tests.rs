@@ -182,3 +182,40 @@ fn a_capacity_reservation_interruption_marks_the_reserved_offering() {
     );
     assert_eq!(plan.kinds["booting"], "capacity_reservation_interrupted");
 }
+
+#[test]
+fn a_capacity_reservation_interruption_marks_only_the_nodes_reservation() {
+    let mut reserved = claim("gpu", "i-9", "reserved", false);
+    reserved.metadata.labels.get_or_insert_default().insert(
+        kerf_labels::aws::CAPACITY_RESERVATION_ID.into(),
+        "cr-0abc".into(),
+    );
+    let snap = Snapshot {
+        node_claims: vec![reserved],
+        ..Snapshot::default()
+    };
+    let work = [(
+        "m9",
+        Interruption::CapacityReservationInterrupted {
+            instance_id: "i-9".into(),
+            action: None,
+        },
+    )];
+    let plan = Plan::of(
+        &snap,
+        &Metrics::default(),
+        &work,
+        &InterruptOptions::default(),
+    );
+    assert_eq!(
+        plan.reclaimed,
+        [
+            OfferingKey::new(CapacityType::Reserved, "m5.large", "us-west-2a")
+                .in_reservation(Some("cr-0abc"))
+        ]
+    );
+    assert_eq!(
+        plan.reclaimed[0].data_key(),
+        "reserved_m5.large_us-west-2a_cr-0abc"
+    );
+}
