@@ -16,24 +16,11 @@ use kerf_aws::cloud::placement_condition;
 use kerf_aws::launch_template::{self, LaunchTemplateSpec, MetadataOptions, Placement};
 use kerf_aws::placement_group::{self, PlacementGroups, Query, Resolution};
 use kerf_catalog::placement::Strategy;
-use support::proxy::{Fault, Proxy};
-use support::{clients, repo_root};
+use support::clients;
+use support::proxy::Proxy;
+use support::recorded::serve;
 
 const PG: &str = "pg-0a1b2c3d4e5f60718";
-
-fn fixture(name: &str) -> String {
-    let p = repo_root().join("tests/fixtures/aws").join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-fn serve(proxy: &Proxy, action: &str, name: &str, times: usize) {
-    let fault = Fault::Respond {
-        status: 200,
-        content_type: "text/xml".into(),
-        body: fixture(name),
-    };
-    proxy.inject(action, fault, times);
-}
 
 fn has(form: &[(String, String)], key: &str, value: &str) -> bool {
     form.iter().any(|(k, v)| k == key && v == value)

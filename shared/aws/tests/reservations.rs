@@ -16,28 +16,15 @@ use kerf_api::v1::ec2nodeclass::CapacityReservationSelectorTerm;
 use kerf_aws::capacity_reservation::CapacityReservations;
 use kerf_aws::cloud::{entries, reservations_condition};
 use kerf_catalog::reservation::ReservationKind;
+use support::clients;
 use support::form::get;
-use support::proxy::{Fault, Proxy};
-use support::{clients, repo_root};
+use support::proxy::Proxy;
+use support::recorded::serve;
 
 const ODCR: &str = "cr-0a1b2c3d4e5f60001";
 const BLOCK: &str = "cr-0a1b2c3d4e5f60002";
 const INTERRUPTIBLE: &str = "cr-0a1b2c3d4e5f60003";
 const DESCRIBE: &str = "DescribeCapacityReservations";
-
-fn fixture(name: &str) -> String {
-    let p = repo_root().join("tests/fixtures/aws").join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-fn serve(proxy: &Proxy, action: &str, name: &str, times: usize) {
-    let fault = Fault::Respond {
-        status: 200,
-        content_type: "text/xml".into(),
-        body: fixture(name),
-    };
-    proxy.inject(action, fault, times);
-}
 
 fn t0() -> Timestamp {
     "2026-01-01T00:00:00Z".parse().unwrap()

@@ -6,6 +6,7 @@ pub mod form;
 #[allow(unused_imports)] // not every test binary starts moto
 pub use kerf_e2e::moto;
 pub mod proxy;
+pub mod recorded;
 
 use std::time::Duration;
 
