@@ -111,14 +111,7 @@ pub fn reservations_condition(found: &Resolution) -> Condition {
             format!("Failed to resolve capacity reservations: {e}"),
         ),
     };
-    Condition {
-        type_: CAPACITY_RESERVATIONS_READY.into(),
-        status,
-        observed_generation: None,
-        last_transition_time: String::new(),
-        reason: reason.into(),
-        message,
-    }
+    super::status::condition(CAPACITY_RESERVATIONS_READY, status, reason, message)
 }
 
 #[cfg(test)]

@@ -74,8 +74,19 @@ pub fn placement_condition(placement: &Resolution) -> Condition {
             format!("Failed to resolve placement group: {error}"),
         ),
     };
+    condition(PLACEMENT_GROUP_READY, status, reason, message)
+}
+
+/// A node class condition as the status reconcilers write it (the control layer stamps the
+/// generation and transition time).
+pub(super) fn condition(
+    type_: &str,
+    status: ConditionStatus,
+    reason: &str,
+    message: String,
+) -> Condition {
     Condition {
-        type_: PLACEMENT_GROUP_READY.into(),
+        type_: type_.into(),
         status,
         observed_generation: None,
         last_transition_time: String::new(),
