@@ -80,6 +80,12 @@ fn to_info(i: &Ec2Instance) -> Option<Instance> {
             })
             .collect(),
         capacity_reservation: reservation,
+        subnet_id: i.subnet_id().filter(|s| !s.is_empty()).map(str::to_string),
+        security_group_ids: i
+            .security_groups()
+            .iter()
+            .filter_map(|g| g.group_id().map(str::to_string))
+            .collect(),
     })
 }
 
@@ -241,4 +247,30 @@ pub async fn status(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_ec2::types::{GroupIdentifier, Placement};
+
+    #[test]
+    fn an_instance_reports_its_subnet_security_groups_and_reservation() {
+        let i = Ec2Instance::builder()
+            .instance_id("i-1")
+            .placement(Placement::builder().availability_zone("us-west-2a").build())
+            .subnet_id("subnet-1")
+            .security_groups(GroupIdentifier::builder().group_id("sg-1").build())
+            .security_groups(GroupIdentifier::builder().group_id("sg-2").build())
+            .capacity_reservation_id("cr-1")
+            .build();
+        let info = to_info(&i).unwrap();
+        assert_eq!(info.subnet_id.as_deref(), Some("subnet-1"));
+        assert_eq!(info.security_group_ids, ["sg-1", "sg-2"]);
+        assert_eq!(info.capacity_reservation.as_deref(), Some("cr-1"));
+        assert_eq!(info.capacity_type, CapacityType::Reserved);
+        let bare = to_info(&Ec2Instance::builder().instance_id("i-2").build()).unwrap();
+        assert_eq!((bare.subnet_id, bare.security_group_ids.len()), (None, 0));
+        assert_eq!(bare.capacity_type, CapacityType::OnDemand);
+    }
 }

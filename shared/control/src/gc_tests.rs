@@ -27,6 +27,8 @@ fn instance(id: &str, claim: Option<&str>, launched: i64, state: &str) -> Instan
         private_dns_name: None,
         partition: None,
         capacity_reservation: None,
+        subnet_id: None,
+        security_group_ids: Vec::new(),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod finalize;
 pub mod gc;
 pub mod handlers;
 pub mod initialize;
+pub mod instances;
 pub mod interrupt;
 pub mod launch;
 pub mod lease;

@@ -189,6 +189,7 @@ pub mod controllers {
     pub const STATIC_DEPROVISIONING: &str = "static.deprovisioning";
     pub const LAUNCH_TEMPLATE_GARBAGE_COLLECTION: &str = "launchtemplate.garbagecollection";
     pub const CAPACITY_RESERVATION_EXPIRATION: &str = "capacityreservation.expiration";
+    pub const CAPACITY_RESERVATION_CAPACITY_TYPE: &str = "capacityreservation.capacitytype";
 }
 
 /// `{"name": name}`, the way Karpenter logs object references.

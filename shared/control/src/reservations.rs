@@ -2,7 +2,10 @@
 //! launched into a capacity block whose node class status shows the block `expiring` (40
 //! minutes before its end, ten before EC2 starts reclaiming its instances) is deleted, so its
 //! pods move while there is time. The status comes from the node class refresh every sweep
-//! makes first; the decision is [`expiring`], pure.
+//! makes first; the decision is [`expiring`], pure. Reservations that end under running
+//! nodes are [`capacity_type`]'s.
+
+pub mod capacity_type;
 
 use kerf_api::v1::{EC2NodeClass, NodeClaim};
 use kerf_catalog::reservation::ReservationState;

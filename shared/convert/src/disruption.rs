@@ -234,6 +234,11 @@ pub fn node_class(nc: &karpenter::EC2NodeClass) -> Result<NodeClass, FieldError>
             .iter()
             .map(|s| s.id.clone())
             .collect(),
+        capacity_reservations: status
+            .capacity_reservations
+            .iter()
+            .map(|r| r.id.clone())
+            .collect(),
         placement_group: match nc.spec.placement_group_selector {
             None => ResolvedPlacementGroup::NoGroup,
             Some(_) => ResolvedPlacementGroup::Unknown,

@@ -282,6 +282,9 @@ pub struct NodeClaim {
     pub subnet_id: Option<String>,
     /// The instance's security groups, when the control layer knows them (SG drift).
     pub security_group_ids: Option<Vec<String>>,
+    /// The capacity reservation the instance runs in, when the control layer knows it
+    /// (capacity reservation drift).
+    pub capacity_reservation: Option<String>,
 }
 
 impl NodeClaim {

@@ -141,10 +141,11 @@ pub async fn set_conditions(
 }
 
 /// Merges `labels` into a NodeClaim's metadata (a merge patch; no-op when already there).
+/// Merges `labels` into a NodeClaim's (a `null` value removes the key).
 pub async fn label(
     client: &Client,
     name: &str,
-    labels: &std::collections::BTreeMap<String, String>,
+    labels: &impl serde::Serialize,
 ) -> Result<NodeClaim, ClusterError> {
     let api: Api<NodeClaim> = Api::all(client.clone());
     let patch = json!({"metadata": {"labels": labels}});

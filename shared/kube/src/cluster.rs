@@ -227,6 +227,15 @@ impl Cluster for KubeCluster {
         merge(Api::<Node>::all(self.client.clone()), name, &patch).await
     }
 
+    async fn relabel_node(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, Option<String>>,
+    ) -> Result<Node, ClusterError> {
+        let patch = serde_json::json!({"metadata": {"labels": labels}});
+        merge(Api::<Node>::all(self.client.clone()), name, &patch).await
+    }
+
     async fn create_node_claim(
         &self,
         pool: &NodePool,
@@ -257,6 +266,14 @@ impl Cluster for KubeCluster {
         &self,
         name: &str,
         labels: &BTreeMap<String, String>,
+    ) -> Result<NodeClaim, ClusterError> {
+        transient(|| claims::label(&self.client, name, labels)).await
+    }
+
+    async fn relabel_node_claim(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, Option<String>>,
     ) -> Result<NodeClaim, ClusterError> {
         transient(|| claims::label(&self.client, name, labels)).await
     }

@@ -163,6 +163,13 @@ async fn launch_tags_client_token_and_idempotent_retry() {
     let info = instances::describe(&c.ec2, std::slice::from_ref(&first.instance_id))
         .await
         .unwrap();
+    assert_eq!(
+        info[0].subnet_id.as_deref(),
+        Some(subnets["us-west-2b"].id.as_str()),
+        "the instance's subnet (subnet drift reads it)"
+    );
+    // moto reports no security groups for fleet instances; with none reported, drift
+    // skips the security-group check (`kerf_control::instances`).
     let tags = &info[0].tags;
     for (k, v) in [
         (format!("kubernetes.io/cluster/{CLUSTER}"), "owned"),

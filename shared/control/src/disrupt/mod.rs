@@ -65,6 +65,8 @@ pub struct SweepReport {
     pub overprovisioned: Vec<String>,
     /// NodeClaims deleted because their capacity block ends (`ReservedCapacity` gate).
     pub expired: Vec<String>,
+    /// NodeClaims relabelled `on-demand` because their reservation ended.
+    pub demoted: Vec<String>,
 }
 
 /// Options of the disruption function.
@@ -123,6 +125,12 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     if ctx.settings.reserved_capacity {
         report.expired = crate::reservations::expire(ctx, termination, &view).await?;
     }
+    let instances = crate::instances::Instances::read(ctx).await;
+    if let Some(found) = &instances {
+        let (claims, nodes) = (&snap.node_claims, &snap.nodes);
+        report.demoted =
+            crate::reservations::capacity_type::demote(ctx, claims, nodes, found).await?;
+    }
     if !report.progress.waiting.is_empty() {
         // Karpenter's queue checks its commands' replacements every second; a timer a few
         // seconds out deletes the candidates soon after the replacements initialize.
@@ -143,7 +151,10 @@ pub async fn sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         }
         view = View::read_with(ctx, true).await?;
     }
-    let conv = view.convert(ctx);
+    let mut conv = view.convert(ctx);
+    if let Some(found) = &instances {
+        found.describe_claims(&mut conv.snapshot, ctx.settings.reserved_capacity);
+    }
     if ctx.settings.node_overlay {
         let pools = &conv.snapshot.node_pools;
         crate::overlays::refresh(ctx, &view.snap.node_overlays, pools).await;

@@ -89,6 +89,10 @@ pub struct Instance {
     pub partition: Option<u32>,
     /// The capacity reservation it runs in (`CapacityReservationId`), if any.
     pub capacity_reservation: Option<String>,
+    /// Its subnet (`SubnetId`), when EC2 reports one.
+    pub subnet_id: Option<String>,
+    /// Its security groups (`SecurityGroups[].GroupId`).
+    pub security_group_ids: Vec<String>,
 }
 
 impl Instance {

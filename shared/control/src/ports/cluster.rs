@@ -261,6 +261,12 @@ pub trait Cluster: Send + Sync {
         name: &str,
         labels: &BTreeMap<String, String>,
     ) -> impl Future<Output = Result<NodeClaim, ClusterError>> + Send;
+    /// Sets and removes NodeClaim labels in one merge patch (`None` removes the key).
+    fn relabel_node_claim(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, Option<String>>,
+    ) -> impl Future<Output = Result<NodeClaim, ClusterError>> + Send;
     /// Replaces an EC2NodeClass's status.
     fn patch_node_class_status(
         &self,
@@ -294,6 +300,12 @@ pub trait Cluster: Send + Sync {
         &self,
         name: &str,
         labels: &BTreeMap<String, String>,
+    ) -> impl Future<Output = Result<Node, ClusterError>> + Send;
+    /// Sets and removes Node labels in one merge patch (`None` removes the key).
+    fn relabel_node(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, Option<String>>,
     ) -> impl Future<Output = Result<Node, ClusterError>> + Send;
     /// Deletes a NodeClaim (optionally only if its uid matches).
     fn delete_node_claim(

@@ -130,6 +130,20 @@ impl Cluster for Fake {
     ) -> Result<Node, ClusterError> {
         unused()
     }
+    async fn relabel_node(
+        &self,
+        _: &str,
+        _: &BTreeMap<String, Option<String>>,
+    ) -> Result<Node, ClusterError> {
+        unused()
+    }
+    async fn relabel_node_claim(
+        &self,
+        _: &str,
+        _: &BTreeMap<String, Option<String>>,
+    ) -> Result<NodeClaim, ClusterError> {
+        unused()
+    }
     async fn delete_node_claim(&self, _: &str, _: Option<&str>) -> Result<Deleted, ClusterError> {
         unused()
     }

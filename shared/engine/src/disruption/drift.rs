@@ -1,8 +1,8 @@
 //! Drift: a NodeClaim no longer matches what its NodePool and EC2NodeClass would launch now.
 //! Checked in Karpenter's order, first match wins: NodePool hash, requirements, instance type
-//! gone, then the node class (hash, AMI, security groups, subnet, placement group). Hashes only compare when
-//! the claim was stamped with the same hash version, so claims stamped by Karpenter (another
-//! version) never drift on upgrade.
+//! gone, then the node class (hash, AMI, security groups, subnet, capacity reservation,
+//! placement group). Hashes only compare when the claim was stamped with the same hash
+//! version, so claims stamped by Karpenter (another version) never drift on upgrade.
 
 use std::collections::BTreeMap;
 
@@ -103,7 +103,8 @@ fn instance_type_gone(claim: &NodeClaim, pool: &NodePool) -> bool {
     })
 }
 
-/// Node class drift: hash, then AMI, security groups, subnet, placement group.
+/// Node class drift: hash, then AMI, security groups, subnet, capacity reservation (the
+/// instance's, when known), placement group.
 fn class_drift(claim: &NodeClaim, pool: &NodePool, class: &NodeClass) -> Option<DriftReason> {
     if hash_drifted(
         claim,
@@ -135,6 +136,13 @@ fn class_drift(claim: &NodeClaim, pool: &NodePool, class: &NodeClass) -> Option<
         && !class.subnets.contains(subnet)
     {
         return Some(DriftReason::SubnetDrift);
+    }
+    if claim
+        .capacity_reservation
+        .as_ref()
+        .is_some_and(|r| !class.capacity_reservations.contains(r))
+    {
+        return Some(DriftReason::CapacityReservationDrift);
     }
     placement_group_drifted(claim, class).then_some(DriftReason::PlacementGroupDrift)
 }

@@ -96,6 +96,7 @@ fn class() -> NodeClass {
         ],
         subnets: vec!["subnet-1".into()],
         security_groups: vec!["sg-1".into(), "sg-2".into()],
+        capacity_reservations: Vec::new(),
         placement_group: Default::default(),
     }
 }
@@ -192,6 +193,33 @@ fn node_class_drift_checks_hash_then_ami_then_security_groups_then_subnet() {
     c.security_group_ids = None;
     c.subnet_id = Some("subnet-9".into());
     assert_eq!(check(&c, &pool(), &class()), Some(DriftReason::SubnetDrift));
+}
+
+#[test]
+fn an_instance_in_a_reservation_the_class_no_longer_selects_drifts() {
+    let mut k = class();
+    k.capacity_reservations = vec!["cr-kept".into()];
+    let mut c = claim();
+    assert_eq!(check(&c, &pool(), &k), None, "no reservation known");
+    c.capacity_reservation = Some("cr-kept".into());
+    assert_eq!(check(&c, &pool(), &k), None, "still selected");
+    c.capacity_reservation = Some("cr-gone".into());
+    assert_eq!(
+        check(&c, &pool(), &k),
+        Some(DriftReason::CapacityReservationDrift)
+    );
+    k.capacity_reservations.clear();
+    assert_eq!(
+        check(&c, &pool(), &k),
+        Some(DriftReason::CapacityReservationDrift),
+        "a class that selects no reservation anymore"
+    );
+    c.subnet_id = Some("subnet-9".into());
+    assert_eq!(
+        check(&c, &pool(), &k),
+        Some(DriftReason::SubnetDrift),
+        "subnet drift is checked first, as Karpenter does"
+    );
 }
 
 #[test]

@@ -172,6 +172,8 @@ pub struct NodeClass {
     pub subnets: Vec<String>,
     /// `status.securityGroups` ids; empty when unknown.
     pub security_groups: Vec<String>,
+    /// `status.capacityReservations` ids (an instance in any other reservation drifted).
+    pub capacity_reservations: Vec<String>,
     /// The placement group `spec.placementGroupSelector` resolves to now.
     pub placement_group: ResolvedPlacementGroup,
 }

@@ -183,6 +183,8 @@ pub enum DriftReason {
     SubnetDrift,
     /// The instance's security groups differ from those selected.
     SecurityGroupDrift,
+    /// The instance runs in a capacity reservation the node class no longer selects.
+    CapacityReservationDrift,
     /// The node's placement group (its `karpenter.k8s.aws/placement-group-id` label) is not
     /// the one the node class resolves to now.
     PlacementGroupDrift,
@@ -198,6 +200,7 @@ impl DriftReason {
             DriftReason::AmiDrift => "AMIDrift",
             DriftReason::SubnetDrift => "SubnetDrift",
             DriftReason::SecurityGroupDrift => "SecurityGroupDrift",
+            DriftReason::CapacityReservationDrift => "CapacityReservationDrift",
             DriftReason::PlacementGroupDrift => "PlacementGroupDrift",
         }
     }

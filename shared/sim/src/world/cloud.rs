@@ -338,6 +338,8 @@ impl SimCloud {
             partition: None,
             tags,
             capacity_reservation: None,
+            subnet_id: Some(port::subnet_id(zone)),
+            security_group_ids: vec![port::SECURITY_GROUP_ID.into()],
         };
         s.instances.insert(
             id.clone(),
@@ -430,6 +432,8 @@ impl SimCloud {
                 partition: None,
                 tags,
                 capacity_reservation: o.reservation.as_ref().map(|r| r.id.clone()),
+                subnet_id: Some(port::subnet_id(&o.zone)),
+                security_group_ids: vec![port::SECURITY_GROUP_ID.into()],
             };
             let inst = SimInstance {
                 info,

@@ -225,6 +225,28 @@ impl<C: Cluster> Cluster for CrashCluster<C> {
             .run("label_node", self.inner.label_node(name, l), gone())
             .await
     }
+    async fn relabel_node(
+        &self,
+        name: &str,
+        l: &BTreeMap<String, Option<String>>,
+    ) -> Result<Node, ClusterError> {
+        self.switch
+            .run("relabel_node", self.inner.relabel_node(name, l), gone())
+            .await
+    }
+    async fn relabel_node_claim(
+        &self,
+        name: &str,
+        l: &BTreeMap<String, Option<String>>,
+    ) -> Result<NodeClaim, ClusterError> {
+        self.switch
+            .run(
+                "relabel_node_claim",
+                self.inner.relabel_node_claim(name, l),
+                gone(),
+            )
+            .await
+    }
     async fn create_node_claim(
         &self,
         pool: &NodePool,

@@ -12,6 +12,14 @@ use kerf_control::ports::{
 
 use super::*;
 
+/// The one security group every simulated node class selects.
+pub(crate) const SECURITY_GROUP_ID: &str = "sg-0a5e0000000000001";
+
+/// The simulated subnet of `zone` (one per zone).
+pub(crate) fn subnet_id(zone: &str) -> String {
+    format!("subnet-{zone}")
+}
+
 impl SimCloud {
     fn status(&self, class: &EC2NodeClass) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
         use kerf_api::v1::ec2nodeclass_status::{
@@ -39,13 +47,13 @@ impl SimCloud {
             subnets: zones
                 .iter()
                 .map(|z| Subnet {
-                    id: format!("subnet-{z}"),
+                    id: subnet_id(z),
                     zone: z.clone(),
                     zone_id: None,
                 })
                 .collect(),
             security_groups: vec![SecurityGroup {
-                id: "sg-0a5e0000000000001".into(),
+                id: SECURITY_GROUP_ID.into(),
                 name: Some("kerf-nodes".into()),
             }],
             amis: vec![ami("amd64"), ami("arm64")],
