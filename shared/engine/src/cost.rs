@@ -10,7 +10,7 @@ use kerf_catalog::{CapacityType, Catalog, InstanceType};
 use crate::labels;
 use crate::model::{NodePool, Snapshot};
 use crate::plan::{CostLimit, Launch};
-use crate::pools::{Off, PoolCtx, TypeCtx, offering_allowed, pool_requirements};
+use crate::pools::{Off, OfferingFilter, PoolCtx, TypeCtx, pool_requirements};
 use crate::requirements::Requirements;
 use crate::res::ResIndex;
 
@@ -89,6 +89,7 @@ pub fn pool_cost(snap: &Snapshot, np: &NodePool) -> f64 {
 /// What a launch is charged against its pool's dollar limit: its most expensive option, at
 /// the dearest offering the pool allows.
 pub fn charge(np: &NodePool, reqs: &Requirements, launch: &Launch) -> f64 {
+    let allowed = OfferingFilter::of(reqs);
     launch
         .instance_type_options
         .iter()
@@ -96,17 +97,7 @@ pub fn charge(np: &NodePool, reqs: &Requirements, launch: &Launch) -> f64 {
         .map(|it| {
             it.offerings
                 .iter()
-                .filter(|o| o.available)
-                .filter(|o| {
-                    let off = Off {
-                        zone: o.zone.clone(),
-                        capacity_type: o.capacity_type,
-                        price: o.price,
-                        partition: o.partition,
-                        reservation: o.reservation.clone().map(std::rc::Rc::new),
-                    };
-                    offering_allowed(&off, reqs)
-                })
+                .filter(|o| o.available && allowed.admits_offering(o))
                 .map(|o| o.price)
                 .fold(0.0, f64::max)
         })

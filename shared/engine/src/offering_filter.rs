@@ -29,11 +29,6 @@ impl Off {
     }
 }
 
-/// True when `reqs` admit the offering's zone, capacity type and partition.
-pub fn offering_allowed(o: &Off, reqs: &Requirements) -> bool {
-    OfferingFilter::of(reqs).admits(o)
-}
-
 /// The zone, capacity-type, partition and reservation requirements of a requirement set,
 /// looked up once for a loop over many offerings.
 #[derive(Clone, Copy, Debug)]
@@ -47,15 +42,21 @@ pub struct OfferingFilter<'r> {
 
 impl<'r> OfferingFilter<'r> {
     pub fn of(reqs: &'r Requirements) -> Self {
+        // Most requirement sets name no reservation label: one lookup says so.
+        let reservation = if reqs.has_prefix(labels::CAPACITY_RESERVATION_PREFIX) {
+            [
+                reqs.get(labels::CAPACITY_RESERVATION_ID),
+                reqs.get(labels::CAPACITY_RESERVATION_TYPE),
+                reqs.get(labels::CAPACITY_RESERVATION_INTERRUPTIBLE),
+            ]
+        } else {
+            [None; 3]
+        };
         OfferingFilter {
             zone: reqs.get(labels::ZONE),
             capacity_type: reqs.get(labels::CAPACITY_TYPE),
             partition: reqs.get(labels::PLACEMENT_GROUP_PARTITION),
-            reservation: [
-                reqs.get(labels::CAPACITY_RESERVATION_ID),
-                reqs.get(labels::CAPACITY_RESERVATION_TYPE),
-                reqs.get(labels::CAPACITY_RESERVATION_INTERRUPTIBLE),
-            ],
+            reservation,
         }
     }
 
@@ -63,15 +64,40 @@ impl<'r> OfferingFilter<'r> {
     /// offering outside a partition group has no partition: only a requirement that allows
     /// the label to be absent admits it).
     pub fn admits(&self, o: &Off) -> bool {
-        self.zone.is_none_or(|r| r.has(&o.zone))
+        self.admits_parts(
+            &o.zone,
+            o.capacity_type,
+            o.partition,
+            o.reservation.as_deref(),
+        )
+    }
+
+    /// [`OfferingFilter::admits`] for a catalog offering.
+    pub fn admits_offering(&self, o: &kerf_catalog::Offering) -> bool {
+        self.admits_parts(
+            &o.zone,
+            o.capacity_type,
+            o.partition,
+            o.reservation.as_ref(),
+        )
+    }
+
+    fn admits_parts(
+        &self,
+        zone: &str,
+        capacity_type: CapacityType,
+        partition: Option<u32>,
+        reservation: Option<&ReservedOffering>,
+    ) -> bool {
+        self.zone.is_none_or(|r| r.has(zone))
             && self
                 .capacity_type
-                .is_none_or(|r| r.has(o.capacity_type.as_str()))
-            && self.partition.is_none_or(|r| match o.partition {
+                .is_none_or(|r| r.has(capacity_type.as_str()))
+            && self.partition.is_none_or(|r| match partition {
                 Some(p) => r.has(&p.to_string()),
                 None => r.allows_absent(),
             })
-            && self.admits_reservation(o.reservation.as_deref())
+            && self.admits_reservation(reservation)
     }
 
     /// Only a reserved offering has the reservation labels: others pass a requirement on
@@ -94,6 +120,10 @@ impl<'r> OfferingFilter<'r> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn offering_allowed(o: &Off, reqs: &Requirements) -> bool {
+        OfferingFilter::of(reqs).admits(o)
+    }
 
     fn off(partition: Option<u32>) -> Off {
         Off {

@@ -83,7 +83,7 @@ impl TypeCtx<'_> {
     }
 }
 
-pub use crate::offering_filter::{Off, OfferingFilter, offering_allowed};
+pub use crate::offering_filter::{Off, OfferingFilter};
 
 /// A NodePool ready for scheduling.
 #[derive(Clone, Debug)]
@@ -291,10 +291,11 @@ fn type_ctx<'a>(
     if !t.matches(reqs) {
         return None;
     }
+    let allowed = OfferingFilter::of(reqs);
     t.offerings = it
         .offerings
         .iter()
-        .filter(|o| o.available)
+        .filter(|o| o.available && allowed.admits_offering(o))
         .map(|o| Off {
             zone: o.zone.clone(),
             capacity_type: o.capacity_type,
@@ -302,7 +303,6 @@ fn type_ctx<'a>(
             partition: o.partition,
             reservation: o.reservation.clone().map(std::rc::Rc::new),
         })
-        .filter(|o| offering_allowed(o, reqs))
         .collect();
     t.offerings.sort_by(|a, b| {
         a.price

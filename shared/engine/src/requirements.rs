@@ -421,6 +421,15 @@ impl Requirements {
         self.0.get(key)
     }
 
+    /// Whether any key starts with `prefix` (one ordered lookup).
+    pub fn has_prefix(&self, prefix: &str) -> bool {
+        use std::ops::Bound;
+        self.0
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(prefix))
+    }
+
     pub fn has_key(&self, key: &str) -> bool {
         self.0.contains_key(key)
     }

@@ -150,3 +150,23 @@ fn aliases_are_normalized() {
     .unwrap();
     assert!(r.has_key(labels::ZONE));
 }
+
+#[test]
+fn has_prefix_finds_a_key_by_its_start() {
+    let sel = |key: &str| SelectorRequirement {
+        key: key.into(),
+        operator: Operator::Exists,
+        values: vec![],
+        min_values: None,
+    };
+    let r = Requirements::from_selectors(&[
+        sel("karpenter.k8s.aws/capacity-reservation-id"),
+        sel("topology.kubernetes.io/zone"),
+    ])
+    .unwrap();
+    assert!(r.has_prefix("karpenter.k8s.aws/capacity-reservation-"));
+    assert!(r.has_prefix("topology."));
+    assert!(!r.has_prefix("karpenter.k8s.aws/capacity-reservation-type-x"));
+    assert!(!r.has_prefix("karpenter.sh/"));
+    assert!(!Requirements::new().has_prefix("a"));
+}

@@ -102,22 +102,36 @@ impl Budget {
     }
 }
 
-/// `reqs` without reserved offerings when pool `pc` offers any: cost repacking prices claims
-/// at what can be bought, and leaves reservations to the claims that held them while packing
-/// (and to [`choose`], which gives what is left to the repacked claims).
-pub fn purchasable(pc: &PoolCtx<'_>, reqs: &Requirements) -> Requirements {
-    let mut r = reqs.clone();
-    if pc
-        .types
-        .iter()
-        .any(|t| t.offerings.iter().any(|o| o.reservation.is_some()))
-    {
-        r.add(
-            labels::CAPACITY_TYPE,
-            Requirement::not_in([CapacityType::Reserved.as_str()]),
-        );
+/// Requirements without reserved offerings when pool `pc` offers any: cost repacking prices
+/// claims at what can be bought, and leaves reservations to the claims that held them while
+/// packing (and to [`choose`], which gives what is left to the repacked claims). Whether the
+/// pool offers any is read once, not per claim.
+#[derive(Clone, Copy, Debug)]
+pub struct Purchasable {
+    reserved: bool,
+}
+
+impl Purchasable {
+    pub fn of(pc: &PoolCtx<'_>) -> Purchasable {
+        Purchasable {
+            reserved: pc
+                .types
+                .iter()
+                .any(|t| t.offerings.iter().any(|o| o.reservation.is_some())),
+        }
     }
-    r
+
+    /// `reqs`, narrowed to purchased capacity types when the pool offers reservations.
+    pub fn reqs(self, reqs: &Requirements) -> Requirements {
+        let mut r = reqs.clone();
+        if self.reserved {
+            r.add(
+                labels::CAPACITY_TYPE,
+                Requirement::not_in([CapacityType::Reserved.as_str()]),
+            );
+        }
+        r
+    }
 }
 
 /// How a new claim's launch uses reservations.

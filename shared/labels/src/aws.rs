@@ -38,6 +38,8 @@ pub const CAPACITY_RESERVATION_ID: &str = "karpenter.k8s.aws/capacity-reservatio
 pub const CAPACITY_RESERVATION_TYPE: &str = "karpenter.k8s.aws/capacity-reservation-type";
 pub const CAPACITY_RESERVATION_INTERRUPTIBLE: &str =
     "karpenter.k8s.aws/capacity-reservation-interruptible";
+/// What the three reservation labels' keys start with.
+pub const CAPACITY_RESERVATION_PREFIX: &str = "karpenter.k8s.aws/capacity-reservation-";
 /// The three reservation labels: only reserved nodes carry them.
 pub const RESERVATION_LABELS: [&str; 3] = [
     CAPACITY_RESERVATION_ID,

@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 
 use crate::labels;
 use crate::podreqs::{Relaxation, strict_requirements};
-use crate::pools::{PoolCtx, offering_allowed};
+use crate::pools::{OfferingFilter, PoolCtx};
 use crate::prepare::PodInfo;
 use crate::requirements::{Requirement, Requirements};
 use crate::res::Res;
@@ -145,6 +145,10 @@ pub fn columns(
     dims: &[usize],
 ) -> Vec<Column> {
     let mut out = Vec::new();
+    let filters: Vec<OfferingFilter<'_>> = members
+        .iter()
+        .map(|k| OfferingFilter::of(&classes.reqs[*k]))
+        .collect();
     for (t, tc) in pc.types.iter().enumerate() {
         if dims.iter().any(|&d| tc.usable.0[d] <= 0) {
             continue;
@@ -158,12 +162,12 @@ pub fn columns(
             continue;
         }
         let mut seen: Vec<u64> = Vec::new();
-        // Repacking prices what can be bought (see `reserve::purchasable`).
+        // Repacking prices what can be bought (see `reserve::Purchasable`).
         for o in tc.offerings.iter().filter(|o| o.reservation.is_none()) {
-            let mask = members
+            let mask = filters
                 .iter()
                 .enumerate()
-                .filter(|(j, k)| fits & (1 << j) != 0 && offering_allowed(o, &classes.reqs[**k]))
+                .filter(|(j, f)| fits & (1 << j) != 0 && f.admits(o))
                 .fold(0u64, |m, (j, _)| m | (1 << j));
             // Offerings are cheapest first: a mask's first offering is its price.
             if mask != 0 && !seen.contains(&mask) {

@@ -12,6 +12,7 @@ pub mod shapes;
 use crate::pools::PoolCtx;
 use crate::prepare::PodInfo;
 use crate::requirements::Requirements;
+use crate::reserve::Purchasable;
 use crate::scheduler::Run;
 use crate::slots::{Slot, SlotKind};
 use crate::topology::Topology;
@@ -62,6 +63,7 @@ fn repack_pool(run: &mut Run<'_>, pool: usize, slots: &[usize], max_types: usize
     let classes = Classes::build(run, pool, slots);
     let pc = &run.pools[pool];
     let budget = Budget::refunding(pc, slots.iter().map(|&s| &run.slots[s]));
+    let buy = Purchasable::of(pc);
     let before: f64 = slots
         .iter()
         .map(|&s| {
@@ -70,7 +72,7 @@ fn repack_pool(run: &mut Run<'_>, pool: usize, slots: &[usize], max_types: usize
                 return f64::MAX;
             };
             let used = pc.types[target].usable.minus(&slot.free);
-            let reqs = crate::reserve::purchasable(pc, &slot.reqs);
+            let reqs = buy.reqs(&slot.reqs);
             budget::cheapest(pc, &reqs, &used, target).map_or(f64::MAX, |b| b.0)
         })
         .sum();
@@ -238,9 +240,10 @@ fn price_bins(
 ) -> Option<Vec<Bin>> {
     let pc = &run.pools[pool];
     let n = pc.types.first()?.usable.0.len();
+    let buy = Purchasable::of(pc);
     bins.iter()
         .map(|&(t, ref pods)| {
-            let reqs = node_reqs(pc, classes, pods);
+            let reqs = node_reqs(pc, buy, classes, pods);
             let used = classes::sum(pods, &run.pods, n);
             let (price, _) = budget::cheapest(pc, &reqs, &used, t)?;
             Some(Bin {
@@ -254,8 +257,13 @@ fn price_bins(
         .collect()
 }
 
-fn node_reqs(pc: &PoolCtx<'_>, classes: &Classes, pods: &[usize]) -> Requirements {
-    let mut r = crate::reserve::purchasable(pc, &pc.reqs);
+fn node_reqs(
+    pc: &PoolCtx<'_>,
+    buy: Purchasable,
+    classes: &Classes,
+    pods: &[usize],
+) -> Requirements {
+    let mut r = buy.reqs(&pc.reqs);
     r.add_all(&classes.node_reqs(pods));
     r
 }
