@@ -48,6 +48,7 @@ fn every_example_scenario_holds() {
         "statefulset",
         "node-overlay",
         "static-capacity",
+        "node-repair",
     ] {
         assert!(
             names.iter().any(|n| n == want),
@@ -71,6 +72,18 @@ fn node_overlays_count_only_behind_their_gate() {
     let (r, out) = run(&s);
     let e = r.expect_err("without the gate the list price decides");
     assert!(e.contains("instance types in [r7i.2xlarge]"), "{e}\n{out}");
+}
+
+#[test]
+fn a_sick_node_is_repaired_only_behind_its_gate() {
+    let mut s = Scenario::load(&repo().join("examples/node-repair.yaml")).unwrap();
+    s.settings.feature_gates.clear();
+    let (r, out) = run(&s);
+    let e = r.expect_err("without the gate the sick node stays");
+    assert!(
+        e.contains("step 6") && e.contains("expected launched NodeClaims 2, found 1"),
+        "{e}\n{out}"
+    );
 }
 
 #[test]

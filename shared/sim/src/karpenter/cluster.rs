@@ -373,6 +373,9 @@ impl Cluster for KarpenterCluster {
                 self.retype(&file).await?;
                 format!("spot price {restarted}")
             }
+            CloudChange::FailNode(_) => {
+                "node fault: no equivalent on Karpenter's side (its KWOK nodes stay Ready)".into()
+            }
             CloudChange::ReleaseAmi(id) => format!(
                 "AMI {id}: no equivalent on Karpenter's side (its KWOK provider reports no drift)"
             ),

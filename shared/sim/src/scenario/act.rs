@@ -27,6 +27,7 @@ fn describe(a: &Action<'_>) -> String {
         Action::Until(e, d) => format!("wait until {e} (at most {d:#})"),
         Action::Expect(e) => format!("expect {e}"),
         Action::Interrupt(_) => "interrupt".into(),
+        Action::FailNode(_) => "fail node".into(),
         Action::Unavailable(_) => "make offerings unavailable".into(),
         Action::Available(_) => "make offerings available".into(),
         Action::ReleaseAmi(id) => format!("release AMI {id}"),
@@ -256,6 +257,20 @@ impl<C: Cluster> Runner<'_, C> {
             Action::Available(sel) => self.change(CloudChange::Available(sel)).await?,
             Action::ReleaseAmi(id) => self.change(CloudChange::ReleaseAmi(id)).await?,
             Action::SpotPrice(p) => self.change(CloudChange::SpotPrice(p)).await?,
+            Action::FailNode(sel) => {
+                let picked = self.select(sel);
+                if picked.is_empty() {
+                    return Err(self.fail("no node matches the failNode selector".into()));
+                }
+                for (claim, id) in &picked {
+                    self.out.timeline.push(TimelineEvent {
+                        at: self.w.now(),
+                        kind: Kind::Other,
+                        text: format!("kubelet of nodeclaim {claim} ({id}) stops reporting"),
+                    });
+                }
+                self.change(CloudChange::FailNode(&picked)).await?;
+            }
         }
         self.audit(&format!("after step {}", self.index + 1)).await;
         self.look().await

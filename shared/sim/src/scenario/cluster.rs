@@ -76,6 +76,8 @@ pub enum CloudChange<'a> {
     Available(&'a Select),
     ReleaseAmi(&'a str),
     SpotPrice(&'a SpotPrice),
+    /// The kubelets of these `(nodeclaim, instance)` pairs stop reporting (`Ready=False`).
+    FailNode(&'a [(String, String)]),
 }
 
 /// A cluster a scenario can drive. The futures run on the caller's thread (`block_on`), so
@@ -197,6 +199,15 @@ impl Cluster for World {
             CloudChange::SpotPrice(p) => {
                 self.cloud
                     .set_spot_price(&p.instance_type, p.zone.as_deref(), p.price)
+            }
+            CloudChange::FailNode(picked) => {
+                for (_, id) in picked {
+                    let fault = crate::world::cloud::NodeFault {
+                        condition: "Ready".into(),
+                        status: "False".into(),
+                    };
+                    self.cloud.fail_node(id, Some(fault));
+                }
             }
         }
         Ok(None)

@@ -79,6 +79,8 @@ pub struct Step {
     pub release_ami: Option<String>,
     /// A spot price moves.
     pub spot_price: Option<SpotPrice>,
+    /// The kubelet of every matching node stops reporting (its Node turns `Ready=False`).
+    pub fail_node: Option<Select>,
 }
 
 /// What a step does.
@@ -95,6 +97,7 @@ pub enum Action<'a> {
     Available(&'a Select),
     ReleaseAmi(&'a str),
     SpotPrice(&'a SpotPrice),
+    FailNode(&'a Select),
 }
 
 impl Step {
@@ -136,6 +139,7 @@ impl Step {
             self.release_ami.as_deref().map(Action::ReleaseAmi),
         );
         add("spotPrice", self.spot_price.as_ref().map(Action::SpotPrice));
+        add("failNode", self.fail_node.as_ref().map(Action::FailNode));
         if let Some(p) = &self.spot_price
             && !(p.price.is_finite() && p.price > 0.0)
         {
@@ -146,7 +150,7 @@ impl Step {
         }
         match (found.pop(), keys.len()) {
             (Some(a), 1) => Ok(a),
-            (None, _) => Err("no action: give one of apply, delete, scale, advance, until, expect, interrupt, unavailable, available, releaseAmi, spotPrice".into()),
+            (None, _) => Err("no action: give one of apply, delete, scale, advance, until, expect, interrupt, unavailable, available, releaseAmi, spotPrice, failNode".into()),
             _ => Err(format!("one action per step, found {}", keys.join(", "))),
         }
     }
