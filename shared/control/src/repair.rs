@@ -21,9 +21,11 @@ use crate::claim;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::events::{claim_object, emit_all, node_object};
+use crate::log::controllers::HEALTH;
 use crate::metrics::names::NODECLAIMS_UNHEALTHY_DISRUPTED;
 use crate::ports::{Cloud, Cluster, EventSpec, EventType, Publisher, Queue, TimerKind};
 use crate::retire::{self, Retirement};
+use crate::timers::set_timer;
 use crate::view::View;
 
 /// A Node condition that, held for `toleration`, makes the node due for repair.
@@ -201,11 +203,11 @@ pub async fn run<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         emit_all(ctx, blocked_events(view, &d.blocked)).await;
         let names: Vec<String> = d.blocked.iter().map(|r| r.node_claim.clone()).collect();
         let at = ctx.now() + BLOCKED_RETRY;
-        crate::disrupt::set_timer(ctx, timers, TimerKind::Due, at, &names).await;
+        set_timer(ctx, timers, HEALTH, TimerKind::Due, at, &names).await;
         report.blocked = names;
     }
     if let Some((at, names)) = &d.next {
-        crate::disrupt::set_timer(ctx, timers, TimerKind::Due, *at, names).await;
+        set_timer(ctx, timers, HEALTH, TimerKind::Due, *at, names).await;
     }
     Ok(report)
 }
