@@ -12,7 +12,7 @@ use crate::domains::Offered;
 use crate::labels;
 use crate::model::{DaemonSet, Effect, HostPort, NodePool, Snapshot, Taint};
 use crate::podreqs::{Relaxation, strict_requirements};
-use crate::requirements::{Requirement, Requirements};
+use crate::requirements::{Requirement, RequirementError, Requirements};
 use crate::res::{Res, ResIndex};
 use crate::taints::first_untolerated;
 
@@ -97,7 +97,7 @@ pub struct PoolCtx<'a> {
     pub nodes_left: Option<i64>,
     pub min_values: bool,
     /// Why the pool cannot launch anything at all.
-    pub unusable: Option<String>,
+    pub unusable: Option<PoolUnusable>,
     /// The zones and capacity types its types are offered in, with capacity now or not
     /// (empty when the pool is not ready or its requirements are invalid).
     pub offered: Rc<Offered>,
@@ -105,6 +105,18 @@ pub struct PoolCtx<'a> {
     pub resource_names: Rc<[String]>,
     /// Compatible types per requirement set, shared by every packing run.
     cache: Rc<RefCell<FxHashMap<Requirements, Compatible>>>,
+}
+
+/// Why a NodePool cannot launch anything at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PoolUnusable {
+    /// The pool is not ready (its node class is not, or it says why itself).
+    #[error("not ready: {0}")]
+    NotReady(String),
+    #[error("invalid requirements: {0}")]
+    InvalidRequirements(RequirementError),
+    #[error("no instance type satisfies the nodepool requirements with an available offering")]
+    NoInstanceType,
 }
 
 /// Types of a pool that satisfy some requirements with their cheapest allowed price,
@@ -191,8 +203,8 @@ fn limited_fits(remaining: &Res, capacity: &Res) -> bool {
 }
 
 /// Pool requirements: spec requirements, template labels and the pool's own name.
-pub fn pool_requirements(np: &NodePool) -> Result<Requirements, String> {
-    let mut reqs = Requirements::from_selectors(&np.requirements).map_err(|e| e.to_string())?;
+pub fn pool_requirements(np: &NodePool) -> Result<Requirements, RequirementError> {
+    let mut reqs = Requirements::from_selectors(&np.requirements)?;
     reqs.add_all(&Requirements::from_labels(&np.labels));
     reqs.add(labels::NODEPOOL, Requirement::is_in([np.name.clone()]));
     Ok(reqs)
@@ -229,13 +241,13 @@ pub(crate) fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResInde
         cache: Rc::default(),
     };
     if let Some(why) = &np.unready {
-        pool.unusable = Some(format!("not ready: {why}"));
+        pool.unusable = Some(PoolUnusable::NotReady(why.clone()));
         return pool;
     }
     match pool_requirements(np) {
         Ok(r) => pool.reqs = r,
         Err(e) => {
-            pool.unusable = Some(format!("invalid requirements: {e}"));
+            pool.unusable = Some(PoolUnusable::InvalidRequirements(e));
             return pool;
         }
     }
@@ -262,10 +274,7 @@ pub(crate) fn prepare_one<'a>(snap: &'a Snapshot, np: &'a NodePool, ix: &ResInde
     types.sort_by(|a, b| a.it.name.cmp(&b.it.name));
     pool.types = Rc::from(types);
     if pool.types.is_empty() {
-        pool.unusable = Some(
-            "no instance type satisfies the nodepool requirements with an available offering"
-                .into(),
-        );
+        pool.unusable = Some(PoolUnusable::NoInstanceType);
     }
     apply_limits(&mut pool, snap, ix);
     pool

@@ -64,6 +64,21 @@ pub enum RequirementError {
     NotInteger { key: String, value: String },
 }
 
+/// Why two requirement sets cannot hold together.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Conflict {
+    /// A custom key the incoming side requires that the other side never defines.
+    #[error("label {key:?} does not have known values")]
+    Undefined { key: String },
+    /// A shared key whose allowed values do not overlap.
+    #[error("key {key}, {key} {incoming} not in {key} {existing}")]
+    Disjoint {
+        key: String,
+        incoming: Requirement,
+        existing: Requirement,
+    },
+}
+
 /// One key's set of allowed values.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Requirement {
@@ -443,13 +458,17 @@ impl Requirements {
 
     /// Karpenter's `Intersects`: every shared key has a common value, unless both sides
     /// only exclude values.
-    pub fn intersects(&self, incoming: &Requirements) -> Result<(), String> {
+    pub fn intersects(&self, incoming: &Requirements) -> Result<(), Conflict> {
         for (key, inc) in &incoming.0 {
             if let Some(ex) = self.0.get(key)
                 && ex.intersection(inc).is_empty()
                 && !(inc.allows_absent() && ex.allows_absent())
             {
-                return Err(format!("key {key}, {key} {inc} not in {key} {ex}"));
+                return Err(Conflict::Disjoint {
+                    key: key.clone(),
+                    incoming: inc.clone(),
+                    existing: ex.clone(),
+                });
             }
         }
         Ok(())
@@ -457,10 +476,10 @@ impl Requirements {
 
     /// Karpenter's `Compatible` with undefined well-known labels allowed: custom keys a pod
     /// requires must be defined by `self`, then the two must intersect.
-    pub fn compatible(&self, incoming: &Requirements) -> Result<(), String> {
+    pub fn compatible(&self, incoming: &Requirements) -> Result<(), Conflict> {
         for (key, inc) in &incoming.0 {
             if !self.0.contains_key(key) && !labels::is_well_known(key) && !inc.allows_absent() {
-                return Err(format!("label {key:?} does not have known values"));
+                return Err(Conflict::Undefined { key: key.clone() });
             }
         }
         self.intersects(incoming)

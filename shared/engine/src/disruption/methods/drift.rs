@@ -111,5 +111,6 @@ fn static_replacement(pass: &Pass<'_>, i: usize) -> Result<Launch, Block> {
         ..Options::default()
     };
     let mut names = pass.names.clone();
-    crate::statics::template_launch(&pc, &opts, &mut names).map_err(|e| (SkipKind::PodsDoNotFit, e))
+    crate::statics::template_launch(&pc, &opts, &mut names)
+        .map_err(|e| (SkipKind::PodsDoNotFit, e.to_string()))
 }
