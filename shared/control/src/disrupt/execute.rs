@@ -186,9 +186,7 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     }
     let labels = BTreeMap::from([(record::REPLACEMENT_OF.to_string(), d.id.clone())]);
     for r in &d.replacements {
-        let created = create_claim(ctx, view, r, &labels, Creation::Replacement(d.reason))
-            .await
-            .map_err(ControlError::Invalid)?;
+        let created = create_claim(ctx, view, r, &labels, Creation::Replacement(d.reason)).await?;
         if let LaunchOutcome::Failed(e) = launch_claim(ctx, view, &created).await {
             ctx.log.warn(
                 DISRUPTION,
