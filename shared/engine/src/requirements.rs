@@ -74,8 +74,8 @@ pub enum Conflict {
     #[error("key {key}, {key} {incoming} not in {key} {existing}")]
     Disjoint {
         key: String,
-        incoming: Requirement,
-        existing: Requirement,
+        incoming: Box<Requirement>,
+        existing: Box<Requirement>,
     },
 }
 
@@ -466,8 +466,8 @@ impl Requirements {
             {
                 return Err(Conflict::Disjoint {
                     key: key.clone(),
-                    incoming: inc.clone(),
-                    existing: ex.clone(),
+                    incoming: Box::new(inc.clone()),
+                    existing: Box::new(ex.clone()),
                 });
             }
         }

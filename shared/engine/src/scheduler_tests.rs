@@ -7,6 +7,7 @@ use std::sync::Arc;
 use kerf_catalog::{CapacityType, Catalog, InstanceType, Offering, Resources};
 use proptest::prelude::*;
 
+use crate::Options;
 use crate::labels;
 use crate::model::{
     AffinityTerm, Effect, LabelSelector, NodePool, Pod, PodSpec, Snapshot, Taint, Toleration,
@@ -14,7 +15,7 @@ use crate::model::{
 };
 use crate::open::Policy;
 use crate::prepare::{self, Overlay};
-use crate::{Options, Prepared, pools_for};
+use crate::provisioning::{Prepared, pools_for};
 
 use super::Run;
 

@@ -55,7 +55,7 @@ pub struct AtLimit {
 
 /// Plans the launches and removals that bring every static pool to its replica count.
 pub fn plan(snap: &Snapshot, opts: &Options) -> StaticPlan {
-    let ix = crate::resource_index(snap);
+    let ix = crate::index::resource_index(snap);
     let pools = crate::pools::prepare(snap, &ix);
     let mut taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
     let mut out = StaticPlan::default();

@@ -14,7 +14,7 @@ use super::pods::is_reschedulable;
 use crate::model::{Options, Snapshot};
 use crate::plan::{Launch, Nomination, Plan};
 use crate::prepare::Overlay;
-use crate::{Prepared, plan_prepared};
+use crate::provisioning::{Prepared, plan_prepared};
 
 /// Where the moved pods of one simulation would go.
 #[derive(Clone, Debug, Default)]
