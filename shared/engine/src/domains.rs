@@ -16,9 +16,9 @@ use kerf_catalog::InstanceType;
 use crate::labels;
 use crate::model::Snapshot;
 use crate::pools::{PoolCtx, type_satisfies};
-use crate::prepare::Overlay;
 use crate::requirements::Requirements;
 use crate::topology::Topology;
+use crate::view::Overlay;
 
 /// The zones, capacity types and partitions a NodePool is offered in, available now or not.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

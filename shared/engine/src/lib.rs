@@ -25,13 +25,13 @@ pub mod time;
 mod all;
 mod conflict;
 mod domains;
+mod existing;
 mod finalize;
 mod fit;
 #[cfg(test)]
 mod fixtures;
 mod index;
 mod leaving;
-mod lpfit;
 mod min_values;
 mod offering_filter;
 mod open;
@@ -46,6 +46,7 @@ mod scheduler;
 mod slots;
 mod summary;
 mod topology;
+mod view;
 mod volumes;
 
 pub use all::plan_all;

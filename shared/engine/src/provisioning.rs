@@ -12,12 +12,13 @@ use crate::model::{self, Options, Snapshot};
 use crate::open::Policy;
 use crate::plan::{Plan, ReasonKind, Unschedulable};
 use crate::pools;
-use crate::prepare::{self, Overlay};
+use crate::prepare;
 use crate::repack;
 use crate::requirements::Operator;
 use crate::res::ResIndex;
 use crate::scheduler::Run;
 use crate::summary::summarize;
+use crate::view::{Cached, Overlay};
 
 /// Plans capacity for the snapshot's pending pods.
 pub fn provision(snap: &Snapshot, opts: &Options) -> Plan {
@@ -53,7 +54,7 @@ pub(crate) struct Prepared<'a> {
     pub(crate) pending: Vec<usize>,
     rejected: Vec<Unschedulable>,
     /// Node slots and namespaces, for callers that plan the same snapshot many times.
-    cached: Option<prepare::Cached>,
+    cached: Option<Cached>,
 }
 
 impl<'a> Prepared<'a> {
@@ -73,7 +74,7 @@ impl<'a> Prepared<'a> {
     /// Also computes what does not depend on an overlay, for many runs.
     pub(crate) fn for_many_runs(snap: &'a Snapshot) -> Self {
         let mut p = Prepared::new(snap);
-        p.cached = Some(prepare::Cached::new(snap, &p.ix));
+        p.cached = Some(prepare::cached(snap, &p.ix));
         p
     }
 }

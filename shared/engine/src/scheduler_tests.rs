@@ -14,8 +14,9 @@ use crate::model::{
     TopologySpread, WhenUnsatisfiable,
 };
 use crate::open::Policy;
-use crate::prepare::{self, Overlay};
+use crate::prepare;
 use crate::provisioning::{Prepared, pools_for};
+use crate::view::Overlay;
 
 use super::Run;
 
