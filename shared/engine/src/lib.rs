@@ -33,6 +33,7 @@ mod fixtures;
 mod index;
 mod leaving;
 mod min_values;
+mod offered;
 mod offering_filter;
 mod open;
 mod pools;
@@ -46,6 +47,7 @@ mod scheduler;
 mod slots;
 mod summary;
 mod topology;
+mod type_labels;
 mod view;
 mod volumes;
 

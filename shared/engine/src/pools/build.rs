@@ -7,9 +7,9 @@ use kerf_catalog::InstanceType;
 
 use super::{Off, PoolCtx, PoolUnusable, TypeCtx, offering_allowed, pool_requirements};
 use crate::cost::{COST_RESOURCE, micro, pool_cost, priced};
-use crate::domains::Offered;
 use crate::labels;
 use crate::model::{DaemonSet, Effect, NodePool, Snapshot, Taint};
+use crate::offered::Offered;
 use crate::podreqs::{Relaxation, strict_requirements};
 use crate::requirements::Requirements;
 use crate::res::{Res, ResIndex};
