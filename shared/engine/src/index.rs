@@ -1,7 +1,7 @@
 //! The resource index of a snapshot: every resource name it mentions, one vector slot each.
 
-use crate::cost;
 use crate::model::Snapshot;
+use crate::price::COST_RESOURCE;
 use crate::res::ResIndex;
 
 /// Every resource name the snapshot mentions, so vectors line up.
@@ -25,7 +25,7 @@ pub(crate) fn resource_index(snap: &Snapshot) -> ResIndex {
             ix.learn(l);
         }
         if np.max_cost_per_hour.is_some() {
-            ix.slot(cost::COST_RESOURCE);
+            ix.slot(COST_RESOURCE);
         }
         for it in &np.catalog.instance_types {
             ix.learn(&it.allocatable);

@@ -17,11 +17,11 @@
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
-use crate::disruption::pods::{do_not_disrupt, eviction_cost, is_daemon};
 use crate::finalize::{LaunchError, name, options_launch};
 use crate::min_values::{min_values_satisfied, relax_min_values};
 use crate::model::{MinValuesPolicy, NodeClaim, NodePool, Options, Snapshot};
 use crate::plan::Launch;
+use crate::pod_rules::{do_not_disrupt, eviction_cost, is_daemon};
 use crate::pools::{PoolCtx, TypeCtx};
 
 /// The NodeClaim annotation that orders a static pool's surplus (higher goes first).

@@ -6,11 +6,11 @@ use std::rc::Rc;
 use kerf_catalog::InstanceType;
 
 use super::{Off, PoolCtx, PoolUnusable, TypeCtx, offering_allowed, pool_requirements};
-use crate::cost::{COST_RESOURCE, micro, pool_cost, priced};
 use crate::labels;
 use crate::model::{DaemonSet, Effect, NodePool, Snapshot, Taint};
 use crate::offered::Offered;
 use crate::podreqs::{Relaxation, strict_requirements};
+use crate::price::{COST_RESOURCE, micro, pool_cost};
 use crate::requirements::Requirements;
 use crate::res::{Res, ResIndex};
 use crate::taints::first_untolerated;
@@ -216,4 +216,18 @@ fn apply_limits(pool: &mut PoolCtx<'_>, snap: &Snapshot, ix: &ResIndex) {
         remaining.0[slot] = micro(max) - micro(pool_cost(snap, pool.np));
     }
     pool.remaining = Some(remaining);
+}
+
+/// A dollar-limited pool's type carries its hourly price as one more limited dimension of its
+/// capacity: the dearest offering the pool allows (`cost`).
+fn priced<'a>(mut t: TypeCtx<'a>, np: &NodePool, ix: &ResIndex) -> TypeCtx<'a> {
+    if let (Some(_), Some(slot)) = (np.max_cost_per_hour, ix.find(COST_RESOURCE)) {
+        t.capacity.0[slot] = micro(dearest(&t.offerings));
+    }
+    t
+}
+
+/// The dearest offering of a type's allowed offerings (sorted cheapest first).
+fn dearest(offerings: &[Off]) -> f64 {
+    offerings.iter().map(|o| o.price).fold(0.0, f64::max)
 }
