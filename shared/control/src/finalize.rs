@@ -15,13 +15,42 @@ use crate::names::TERMINATION_FINALIZER;
 use crate::ports::cloud::instance_id;
 use crate::ports::{Cloud, Cluster, Deleted, Publisher, Target};
 
-/// Deletes `claim` and everything it owns; `reason` goes to the log and the metric.
+/// Why a NodeClaim is deleted outright (the `reason` it is logged and counted under).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deletion {
+    /// It did not launch or register in time.
+    Liveness,
+    /// EC2 had no capacity for any of its offerings.
+    InsufficientCapacity,
+    /// Its launch can never succeed as asked.
+    LaunchFailed,
+    /// Its instance is gone.
+    GarbageCollected,
+    /// It was deleted and what it owns is cleaned up.
+    Deleted,
+}
+
+impl Deletion {
+    /// The spelling in logs and `karpenter_nodeclaims_terminated_total`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Deletion::Liveness => "liveness",
+            Deletion::InsufficientCapacity => "insufficient_capacity",
+            Deletion::LaunchFailed => "launch_failed",
+            Deletion::GarbageCollected => "garbage_collected",
+            Deletion::Deleted => "deleted",
+        }
+    }
+}
+
+/// Deletes `claim` and everything it owns; `why` goes to the log and the metric.
 pub async fn delete_claim<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     claim: &NodeClaim,
     node: Option<&str>,
-    reason: &str,
+    why: Deletion,
 ) -> Result<(), ControlError> {
+    let reason = why.as_str();
     let name = claim::name(claim).to_string();
     let uid = claim.metadata.uid.as_deref();
     let deleted = ctx.cluster.delete_node_claim(&name, uid).await?;

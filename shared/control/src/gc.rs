@@ -163,7 +163,13 @@ pub async fn collect<C: Cluster, K: Cloud, P: Publisher>(
             "garbage collecting nodeclaim with no cloudprovider representation",
             json!({"NodeClaim": obj(claim::name(c)), "provider-id": claim::provider_id(c)}),
         );
-        finalize::delete_claim(ctx, c, node.as_deref(), "garbage_collected").await?;
+        finalize::delete_claim(
+            ctx,
+            c,
+            node.as_deref(),
+            finalize::Deletion::GarbageCollected,
+        )
+        .await?;
         out.node_claims.push(claim::name(c).to_string());
     }
     for c in view
@@ -184,7 +190,7 @@ pub async fn collect<C: Cluster, K: Cloud, P: Publisher>(
         let draining = crate::terminate::in_progress(c);
         if empty && !draining {
             let node = node.and_then(|n| n.metadata.name.clone());
-            finalize::delete_claim(ctx, c, node.as_deref(), "deleted").await?;
+            finalize::delete_claim(ctx, c, node.as_deref(), finalize::Deletion::Deleted).await?;
             out.node_claims.push(claim::name(c).to_string());
         }
     }

@@ -18,15 +18,53 @@ use crate::names::{CORE_RESOURCES, INITIALIZED, conditions, is_ephemeral_taint};
 use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
 
-/// Why a node is not initialized yet (Karpenter's condition reasons), or `None` when it is.
-pub fn blocker(node: &Node, c: &NodeClaim) -> Option<(&'static str, String)> {
+/// Why a node is not initialized yet; its message names the taint or resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Blocker {
+    NodeNotReady,
+    /// A startup taint of the claim is still on the node.
+    StartupTaint(String),
+    /// A taint Kubernetes sets while a node comes up is still on it.
+    EphemeralTaint(String),
+    /// An extended resource the claim requests is not in the node's allocatable.
+    ResourceNotRegistered(String),
+}
+
+impl Blocker {
+    /// Karpenter's `Initialized` condition reason.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Blocker::NodeNotReady => "NodeNotReady",
+            Blocker::StartupTaint(_) => "StartupTaintsExist",
+            Blocker::EphemeralTaint(_) => "KnownEphemeralTaintsExist",
+            Blocker::ResourceNotRegistered(_) => "ResourceNotRegistered",
+        }
+    }
+}
+
+impl std::fmt::Display for Blocker {
+    /// Karpenter's `Initialized` condition message.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Blocker::NodeNotReady => write!(f, "Node status is NotReady"),
+            Blocker::StartupTaint(k) => write!(f, "StartupTaint \"{k}\" still exists"),
+            Blocker::EphemeralTaint(k) => write!(f, "KnownEphemeralTaint \"{k}\" still exists"),
+            Blocker::ResourceNotRegistered(k) => {
+                write!(f, "Resource \"{k}\" was requested but not registered")
+            }
+        }
+    }
+}
+
+/// Why a node is not initialized yet, or `None` when it is.
+pub fn blocker(node: &Node, c: &NodeClaim) -> Option<Blocker> {
     let ready = node
         .status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .is_some_and(|cs| cs.iter().any(|x| x.type_ == "Ready" && x.status == "True"));
     if !ready {
-        return Some(("NodeNotReady", "Node status is NotReady".into()));
+        return Some(Blocker::NodeNotReady);
     }
     let taints = node
         .spec
@@ -43,16 +81,10 @@ pub fn blocker(node: &Node, c: &NodeClaim) -> Option<(&'static str, String)> {
                     == Some(t.effect.as_str())
         })
     }) {
-        return Some((
-            "StartupTaintsExist",
-            format!("StartupTaint \"{}\" still exists", t.key),
-        ));
+        return Some(Blocker::StartupTaint(t.key.clone()));
     }
     if let Some(t) = taints.iter().find(|t| is_ephemeral_taint(&t.key)) {
-        return Some((
-            "KnownEphemeralTaintsExist",
-            format!("KnownEphemeralTaint \"{}\" still exists", t.key),
-        ));
+        return Some(Blocker::EphemeralTaint(t.key.clone()));
     }
     let alloc = node
         .status
@@ -65,10 +97,7 @@ pub fn blocker(node: &Node, c: &NodeClaim) -> Option<(&'static str, String)> {
         }
         let reported = alloc.get(k).is_some_and(|q| q.0 != "0");
         if !reported {
-            return Some((
-                "ResourceNotRegistered",
-                format!("Resource \"{k}\" was requested but not registered"),
-            ));
+            return Some(Blocker::ResourceNotRegistered(k.clone()));
         }
     }
     None
@@ -100,7 +129,7 @@ pub async fn initialize_pending<C: Cluster, K: Cloud, P: Publisher>(
             continue;
         };
         let r = match blocker(node, c) {
-            Some((reason, message)) => note_blocker(ctx, c, reason, &message).await,
+            Some(b) => note_blocker(ctx, c, &b).await,
             None => initialize(ctx, c, node).await.map(|()| done += 1),
         };
         if let Err(e) = r {
@@ -117,9 +146,9 @@ pub async fn initialize_pending<C: Cluster, K: Cloud, P: Publisher>(
 async fn note_blocker<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     c: &NodeClaim,
-    reason: &str,
-    message: &str,
+    b: &Blocker,
 ) -> Result<(), ControlError> {
+    let (reason, message) = (b.reason(), b.to_string());
     let current = claim::status(c);
     let same = kerf_api::v1::common::find_condition(&current.conditions, conditions::INITIALIZED)
         .is_some_and(|x| x.reason == reason && x.message == message);
@@ -128,7 +157,7 @@ async fn note_blocker<C: Cluster, K: Cloud, P: Publisher>(
             conditions::INITIALIZED,
             ConditionStatus::Unknown,
             reason,
-            message,
+            &message,
         );
         ctx.cluster
             .set_node_claim_conditions(claim::name(c), &[cond], ctx.now())
@@ -209,23 +238,27 @@ mod tests {
         let c = claim(json!({"cpu": "1", "nvidia.com/gpu": "1"}));
         let gpu = json!({"cpu": "2", "nvidia.com/gpu": "1"});
         assert_eq!(
-            blocker(&node(false, json!([]), gpu.clone()), &c).unwrap().0,
+            blocker(&node(false, json!([]), gpu.clone()), &c)
+                .unwrap()
+                .reason(),
             "NodeNotReady"
         );
         let startup = json!([{"key": "agent-not-ready", "effect": "NoSchedule"}]);
         assert_eq!(
-            blocker(&node(true, startup, gpu.clone()), &c).unwrap().0,
+            blocker(&node(true, startup, gpu.clone()), &c)
+                .unwrap()
+                .reason(),
             "StartupTaintsExist"
         );
         let eph = json!([{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]);
         assert_eq!(
-            blocker(&node(true, eph, gpu.clone()), &c).unwrap().0,
+            blocker(&node(true, eph, gpu.clone()), &c).unwrap().reason(),
             "KnownEphemeralTaintsExist"
         );
         assert_eq!(
             blocker(&node(true, json!([]), json!({"cpu": "2"})), &c)
                 .unwrap()
-                .0,
+                .reason(),
             "ResourceNotRegistered"
         );
         assert_eq!(blocker(&node(true, json!([]), gpu), &c), None);

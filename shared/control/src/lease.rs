@@ -25,13 +25,21 @@ fn request<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, holder: &str)
     }
 }
 
-/// Runs `f` while holding the decision Lease as `holder`; `Ok(Err(other))` names the holder
+/// The decision Lease was held by someone else.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("decision lease held by {holder}")]
+pub struct LeaseHeld {
+    /// Who holds it.
+    pub holder: String,
+}
+
+/// Runs `f` while holding the decision Lease as `holder`; `Ok(Err(held))` names the holder
 /// when someone else has it. The Lease is released afterwards, whatever `f` returned.
 pub async fn with_lease<C, K, P, T, F, Fut>(
     ctx: &Ctx<C, K, P>,
     holder: &str,
     f: F,
-) -> Result<Result<T, String>, ControlError>
+) -> Result<Result<T, LeaseHeld>, ControlError>
 where
     C: Cluster,
     K: Cloud,
@@ -54,7 +62,7 @@ where
                 "decision lease held elsewhere; leaving this pass to it",
                 json!({"holder": other}),
             );
-            return Ok(Err(other));
+            return Ok(Err(LeaseHeld { holder: other }));
         }
         LeaseOutcome::Held { .. } => {}
     }

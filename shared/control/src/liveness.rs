@@ -94,7 +94,7 @@ pub async fn enforce<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, vie
             "terminating due to registration ttl",
             json!({"NodeClaim": obj(claim::name(c)), "reason": timeout.as_str(), "ttl": format!("{ttl:#}")}),
         );
-        match finalize::delete_claim(ctx, c, None, "liveness").await {
+        match finalize::delete_claim(ctx, c, None, finalize::Deletion::Liveness).await {
             Ok(()) => done += 1,
             Err(e) => ctx.log.warn(
                 LIFECYCLE,

@@ -3,6 +3,7 @@
 //! queue its termination message. The [`Retirement`] says who asked, so the log line and
 //! `karpenter_nodeclaims_disrupted_total` read as the controller that decided it.
 
+use kerf_engine::plan::CommandReason;
 use serde_json::{Value, json};
 
 use crate::ctx::Ctx;
@@ -18,7 +19,7 @@ use crate::ports::{Cloud, Cluster, Publisher, Queue, QueueError, TerminationMess
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Retirement<'a> {
     /// A disruption command, by its reason (`underutilized`, `empty`, `drifted`, ...).
-    Disruption(&'a str),
+    Disruption(CommandReason),
     /// An interruption, by its message kind (`spot_interrupted`, `instance_status`, ...);
     /// `forceful` when the drain does not wait for PodDisruptionBudgets.
     Interruption { kind: &'a str, forceful: bool },
@@ -35,7 +36,7 @@ impl Retirement<'_> {
     /// interruption under its message kind).
     pub fn reason(&self) -> &str {
         match self {
-            Retirement::Disruption(reason) => reason,
+            Retirement::Disruption(reason) => reason.as_str(),
             Retirement::Interruption { kind, .. } => kind,
             Retirement::Repair { .. } => "unhealthy",
             Retirement::Overprovisioned => "overprovisioned",
@@ -49,7 +50,7 @@ impl Retirement<'_> {
             Retirement::Disruption(reason) => (
                 DISRUPTION,
                 "deleted nodeclaim for disruption",
-                json!({"NodeClaim": obj(name), "reason": reason}),
+                json!({"NodeClaim": obj(name), "reason": reason.as_str()}),
             ),
             Retirement::Interruption { kind, forceful } => {
                 let action = if *forceful {
@@ -170,7 +171,7 @@ mod tests {
 
     #[test]
     fn a_disruption_is_logged_and_counted_under_its_reason() {
-        let why = Retirement::Disruption("underutilized");
+        let why = Retirement::Disruption(CommandReason::Underutilized);
         assert_eq!(why.reason(), "underutilized");
         let (controller, message, fields) = why.log_line("default-x");
         assert_eq!(controller, "disruption");

@@ -5,86 +5,12 @@
 //! option priced at the dearest offering the pool allows, so whatever CreateFleet picks stays
 //! within the limit.
 
-use kerf_catalog::{CapacityType, Catalog, InstanceType};
-
-use crate::labels;
 use crate::model::{NodePool, Snapshot};
 use crate::plan::{CostLimit, Launch};
-use crate::pools::{Off, OfferingFilter, PoolCtx, TypeCtx, pool_requirements};
+use crate::pools::{OfferingFilter, PoolCtx, pool_requirements};
 use crate::requirements::Requirements;
-use crate::res::ResIndex;
 
-/// The resource dimension the hourly price takes in the engine's vectors (never a real
-/// resource: no pod requests it and no node has it).
-pub const COST_RESOURCE: &str = "kerf.dev/cost-per-hour";
-
-/// A price in USD per hour as the vector's integer unit (micro-dollars per hour).
-pub fn micro(price: f64) -> i64 {
-    (price * 1e6).round() as i64
-}
-
-/// The dearest offering of a type's allowed offerings (sorted cheapest first).
-pub(crate) fn dearest(offerings: &[Off]) -> f64 {
-    offerings.iter().map(|o| o.price).fold(0.0, f64::max)
-}
-
-fn offering_price(it: &InstanceType, zone: &str, ct: &str) -> Option<f64> {
-    let ct = CapacityType::parse(ct)?;
-    it.offerings
-        .iter()
-        .find(|o| o.zone == zone && o.capacity_type == ct)
-        .map(|o| o.price)
-}
-
-/// The hourly price of an existing NodeClaim or Node from its labels: its offering's price,
-/// or (a claim not launched yet) the dearest offering of the types and capacity types its
-/// labels allow; 0 when the catalog does not know the type.
-pub fn labelled_price(catalog: &Catalog, l: &std::collections::BTreeMap<String, String>) -> f64 {
-    let Some(name) = l.get(labels::INSTANCE_TYPE) else {
-        return 0.0;
-    };
-    let Some(it) = catalog.instance_types.iter().find(|t| &t.name == name) else {
-        return 0.0;
-    };
-    match (l.get(labels::ZONE), l.get(labels::CAPACITY_TYPE)) {
-        (Some(z), Some(ct)) => offering_price(it, z, ct),
-        _ => None,
-    }
-    .unwrap_or_else(|| {
-        it.offerings
-            .iter()
-            .filter(|o| l.get(labels::ZONE).is_none_or(|z| &o.zone == z))
-            .filter(|o| {
-                l.get(labels::CAPACITY_TYPE)
-                    .is_none_or(|c| c == o.capacity_type.as_str())
-            })
-            .map(|o| o.price)
-            .fold(0.0, f64::max)
-    })
-}
-
-/// What the pool's existing NodeClaims, and Nodes without one, cost per hour now.
-pub fn pool_cost(snap: &Snapshot, np: &NodePool) -> f64 {
-    let claimed: rustc_hash::FxHashSet<&str> = snap
-        .node_claims
-        .iter()
-        .filter_map(|c| c.node_name.as_deref())
-        .collect();
-    let claims: f64 = snap
-        .node_claims
-        .iter()
-        .filter(|c| c.node_pool == np.name)
-        .map(|c| labelled_price(&np.catalog, &c.labels))
-        .sum();
-    let nodes: f64 = snap
-        .nodes
-        .iter()
-        .filter(|n| n.labels.get(labels::NODEPOOL) == Some(&np.name))
-        .filter(|n| !claimed.contains(n.name.as_str()))
-        .map(|n| labelled_price(&np.catalog, &n.labels))
-        .sum();
-    claims + nodes
-}
+pub use crate::price::{COST_RESOURCE, labelled_price, micro, pool_cost};
 
 /// What a launch is charged against its pool's dollar limit: its most expensive option, at
 /// the dearest offering the pool allows.
@@ -102,15 +28,6 @@ pub fn charge(np: &NodePool, reqs: &Requirements, launch: &Launch) -> f64 {
                 .fold(0.0, f64::max)
         })
         .fold(0.0, f64::max)
-}
-
-/// A dollar-limited pool's type carries its hourly price as one more limited dimension of its
-/// capacity: the dearest offering the pool allows (`cost`).
-pub(crate) fn priced<'a>(mut t: TypeCtx<'a>, np: &NodePool, ix: &ResIndex) -> TypeCtx<'a> {
-    if let (Some(_), Some(slot)) = (np.max_cost_per_hour, ix.find(COST_RESOURCE)) {
-        t.capacity.0[slot] = micro(dearest(&t.offerings));
-    }
-    t
 }
 
 /// What a dollar-limited pool has left per hour (`None`: no dollar limit).

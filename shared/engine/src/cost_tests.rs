@@ -6,6 +6,7 @@ use std::sync::Arc;
 use kerf_catalog::{CapacityType, Catalog, InstanceType, Offering, Resources};
 
 use super::*;
+use crate::labels;
 use crate::model::{NodeClaim, Pod};
 use crate::{Options, provision};
 

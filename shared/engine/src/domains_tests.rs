@@ -2,13 +2,14 @@
 
 use std::sync::Arc;
 
-use kerf_catalog::{CapacityType, Catalog, Offering, Resources};
+use kerf_catalog::{CapacityType, Catalog, InstanceType, Offering, Resources};
 
 use super::*;
 use crate::model::{
     LabelSelector, Node, NodePool, Pod, PodSpec, TopologySpread, WhenUnsatisfiable,
 };
-use crate::requirements::Requirement;
+use crate::offered::Offered;
+use crate::requirements::{Requirement, Requirements};
 use crate::{Options, provision};
 
 fn res(cpu_m: i64) -> Resources {

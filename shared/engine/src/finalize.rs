@@ -6,10 +6,10 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::{FxHashSet, FxHasher};
 
 use crate::labels;
+use crate::min_values::{MinValuesError, min_values_satisfied, relax_min_values};
 use crate::model::{MinValuesPolicy, Options};
-use crate::open::min_values_satisfied;
 use crate::plan::{Launch, Nomination, Plan, ReasonKind, Unschedulable};
-use crate::pools::{PoolCtx, TypeCtx};
+use crate::pools::{PoolCtx, PoolUnusable, TypeCtx};
 use crate::requirements::{Requirement, Requirements};
 use crate::res::{Res, ResIndex};
 use crate::reserve::{self, Budget, Choice};
@@ -18,6 +18,35 @@ use crate::slots::{Slot, SlotKind, ports_conflict};
 
 /// Alphabet Kubernetes uses for generated name suffixes.
 const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// Why a planned NodeClaim cannot be launched; `pool` names its NodePool.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    #[error("nodepool {pool:?}: {why}")]
+    Unusable { pool: String, why: PoolUnusable },
+    #[error("nodepool {pool:?}: {err}")]
+    MinValues { pool: String, err: MinValuesError },
+    /// minValues broken once the options were cut to `max_types`.
+    #[error("nodepool {pool:?}: {err} after truncating to {max_types} instance types")]
+    MinValuesTruncated {
+        pool: String,
+        err: MinValuesError,
+        max_types: usize,
+    },
+    #[error("nodepool {pool:?}: no instance type fits the claim")]
+    NoFit { pool: String },
+    #[error("nodepool {pool:?}: no instance type is offered")]
+    NoTypeOffered { pool: String },
+    #[error("nodepool {pool:?}: no offering")]
+    NoOffering { pool: String },
+}
+
+impl serde::Serialize for LaunchError {
+    /// As its message.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 /// Pods placed and the hourly cost of a run, without building its plan.
 pub fn evaluate(run: &Run<'_>) -> (usize, f64) {
@@ -116,7 +145,10 @@ pub fn plan(run: &Run<'_>, ix: &ResIndex, opts: &Options, taken: &FxHashSet<Stri
                 l.node_claim = name(pc.name(), seed, &mut names);
                 plan.launches.push(l);
             }
-            Err(e) => lost.extend(slot.pods.iter().map(|&i| (i, e.clone()))),
+            Err(e) => {
+                let reason = e.to_string();
+                lost.extend(slot.pods.iter().map(|&i| (i, reason.clone())));
+            }
         }
     }
     for (i, p) in run.pods.iter().enumerate() {
@@ -160,7 +192,7 @@ fn launch(
     sizing: &Sizing<'_>,
     ix: &ResIndex,
     budget: &mut Budget,
-) -> Result<Launch, String> {
+) -> Result<Launch, LaunchError> {
     let Sizing {
         target,
         used,
@@ -173,18 +205,18 @@ fn launch(
     let relaxed = match min_values_satisfied(&allowed, &types) {
         Ok(()) => false,
         Err(_) if best_effort => relax_min_values(&mut reqs, &types),
-        Err(e) => {
-            return Err(format!(
-                "nodepool {:?}: {e} after truncating to {max_types} instance types",
-                pc.name()
-            ));
+        Err(err) => {
+            return Err(LaunchError::MinValuesTruncated {
+                pool: pc.name().to_string(),
+                err,
+                max_types,
+            });
         }
     };
     let Some(best) = types.first() else {
-        return Err(format!(
-            "nodepool {:?}: no instance type fits the claim",
-            pc.name()
-        ));
+        return Err(LaunchError::NoFit {
+            pool: pc.name().to_string(),
+        });
     };
     let mut l = options_launch(pc, best, &types, reqs, &allowed, relaxed)?;
     let mut requests = used.plus(&best.ds);
@@ -205,10 +237,12 @@ pub(crate) fn options_launch(
     mut reqs: Requirements,
     allowed: &Requirements,
     relaxed: bool,
-) -> Result<Launch, String> {
+) -> Result<Launch, LaunchError> {
     let off = best
         .cheapest(allowed)
-        .ok_or_else(|| format!("nodepool {:?}: no offering", pc.name()))?;
+        .ok_or_else(|| LaunchError::NoOffering {
+            pool: pc.name().to_string(),
+        })?;
     reqs.remove(labels::NODEPOOL);
     reqs.add(
         labels::INSTANCE_TYPE,
@@ -239,29 +273,6 @@ pub(crate) fn options_launch(
         requests: std::collections::BTreeMap::new(),
         min_values_relaxed: relaxed,
     })
-}
-
-/// `MIN_VALUES_POLICY=BestEffort`: lowers every `minValues` the options do not reach to the
-/// number of distinct values they have (dropped when they have none); true when one was.
-pub(crate) fn relax_min_values(reqs: &mut Requirements, types: &[&TypeCtx<'_>]) -> bool {
-    let short: Vec<(String, u32)> = reqs
-        .iter()
-        .filter_map(|(key, r)| {
-            let min = r.min_values?;
-            let mut vals: Vec<&str> = types.iter().filter_map(|t| t.label(key)).collect();
-            vals.sort_unstable();
-            vals.dedup();
-            let have = vals.len() as u32;
-            (have < min).then(|| (key.clone(), have))
-        })
-        .collect();
-    for (key, have) in &short {
-        if let Some(mut r) = reqs.remove(key) {
-            r.min_values = (*have > 0).then_some(*have);
-            reqs.add(key, r);
-        }
-    }
-    !short.is_empty()
 }
 
 /// An option a claim may offer: it holds the claim's pods with their DaemonSets, has no

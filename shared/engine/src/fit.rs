@@ -51,7 +51,7 @@ pub fn check(
         }
         if pc.min_values {
             let used = pc.types[target].usable.minus(&slot.free).plus(&p.req);
-            crate::open::check_min_values(pc, &merged, &used).ok()?;
+            crate::min_values::check_min_values(pc, &merged, &used).ok()?;
         }
     }
     Some(Fit {

@@ -12,8 +12,8 @@
 
 use rustc_hash::FxHashSet;
 
-use crate::disruption::pods::{do_not_disrupt, is_reschedulable, matching_pdbs};
 use crate::model::{Pod, Snapshot};
+use crate::pod_rules::{do_not_disrupt, is_reschedulable, matching_pdbs};
 
 /// The leaving nodes and the pods provisioning places again.
 #[derive(Debug, Default)]

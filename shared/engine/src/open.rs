@@ -3,8 +3,10 @@
 
 use crate::fit::Attempt;
 use crate::labels;
-use crate::pools::{PoolCtx, TypeCtx};
+use crate::min_values::check_min_values_for;
+use crate::pools::PoolCtx;
 use crate::prepare::PodInfo;
+use crate::refusal::{PoolRefusal, Refusal, Unplaceable};
 use crate::requirements::{Requirement, Requirements};
 use crate::res::{CPU, MEMORY, PODS, Res};
 use crate::reserve::Budget;
@@ -31,18 +33,21 @@ pub fn open(
     policy: Policy,
     demand: &Res,
     budget: &Budget,
-) -> Result<Slot, String> {
+) -> Result<Slot, Unplaceable> {
     if pools.is_empty() {
-        return Err("no nodepools are defined".into());
+        return Err(Unplaceable::NoNodePools);
     }
     let mut reasons = Vec::new();
     for (pi, pool) in pools.iter().enumerate() {
         match open_in(p, a, pi, pool, topo, policy, demand, budget) {
             Ok(slot) => return Ok(slot),
-            Err(e) => reasons.push(format!("nodepool {:?}: {e}", pool.name())),
+            Err(why) => reasons.push(PoolRefusal {
+                pool: pool.name().to_string(),
+                why,
+            }),
         }
     }
-    Err(reasons.join("; "))
+    Err(Unplaceable::Refused(reasons))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -55,40 +60,34 @@ fn open_in(
     policy: Policy,
     demand: &Res,
     budget: &Budget,
-) -> Result<Slot, String> {
+) -> Result<Slot, Refusal> {
     if let Some(u) = &pool.unusable {
-        return Err(u.clone());
+        return Err(Refusal::Unusable(u.clone()));
     }
     if pool.np.replicas.is_some() {
-        return Err("is static (spec.replicas): it launches only to keep its replica count".into());
+        return Err(Refusal::Static);
     }
     if a.reqs.has_key(labels::NODE_NAME_FIELD) {
-        return Err(
-            "required node affinity matchFields on metadata.name only matches existing nodes"
-                .into(),
-        );
+        return Err(Refusal::MatchFields);
     }
     if let Some(t) = first_untolerated(&pool.np.taints, a.tolerations, a.tolerate_prefer) {
-        return Err(format!(
-            "did not tolerate taint {}={}:{:?}",
-            t.key, t.value, t.effect
-        ));
+        return Err(Refusal::Untolerated(t.clone()));
     }
     pool.reqs
         .compatible(&a.reqs)
-        .map_err(|e| format!("incompatible requirements, {e}"))?;
+        .map_err(Refusal::Incompatible)?;
     let mut merged = pool.reqs.clone();
     merged.add_all(&a.reqs);
     let mut cands = candidates(p, pool, &merged, &a.reqs)?;
     narrow_topology(p, a, pool, topo, &mut merged, &mut cands)?;
     budget.reprice(pool, &merged, &mut cands);
     if cands.is_empty() {
-        return Err("its capacity reservations are held in full by other claims".into());
+        return Err(Refusal::ReservationsHeld);
     }
     if pool.min_values {
         cands.retain(|&(t, _)| check_min_values_for(pool, t, &merged, &p.req));
         if cands.is_empty() {
-            return Err("minValues cannot be satisfied".into());
+            return Err(Refusal::MinValues);
         }
     }
     let ebs = !p.pod.volumes.attached.is_empty();
@@ -119,10 +118,12 @@ fn candidates(
     pool: &PoolCtx<'_>,
     merged: &Requirements,
     pod: &Requirements,
-) -> Result<Vec<(usize, f64)>, String> {
+) -> Result<Vec<(usize, f64)>, Refusal> {
     let compatible = pool.compatible(merged);
     if compatible.is_empty() {
-        return Err(crate::conflict::explain(pool, pod));
+        return Err(Refusal::NoCompatibleType(crate::conflict::explain(
+            pool, pod,
+        )));
     }
     let fitting: Vec<(usize, f64)> = compatible
         .iter()
@@ -134,10 +135,9 @@ fn candidates(
         })
         .collect();
     if fitting.is_empty() {
-        return Err(format!(
-            "no instance type has enough resources for {}",
-            describe(pool, &compatible, &p.req)
-        ));
+        return Err(Refusal::TooSmall {
+            requests: describe(pool, &compatible, &p.req),
+        });
     }
     let within: Vec<(usize, f64)> = fitting
         .iter()
@@ -145,18 +145,13 @@ fn candidates(
         .filter(|&(t, _)| pool.within_limits(&pool.types[t].capacity))
         .collect();
     if within.is_empty() {
-        let base = "all instance types that fit would exceed the nodepool limits";
-        return Err(match crate::cost::left(pool) {
-            // The dollar limit names itself when it is what every fitting type breaks.
-            Some(left)
-                if fitting
-                    .iter()
-                    .all(|&(t, _)| !crate::cost::affordable(pool, t)) =>
-            {
-                format!("{base} (kerf.dev/max-cost-per-hour: ${left:.4}/hour left)")
-            }
-            _ => base.into(),
+        // The dollar limit names itself when it is what every fitting type breaks.
+        let cost_left = crate::cost::left(pool).filter(|_| {
+            fitting
+                .iter()
+                .all(|&(t, _)| !crate::cost::affordable(pool, t))
         });
+        return Err(Refusal::OverLimits { cost_left });
     }
     Ok(within)
 }
@@ -195,19 +190,19 @@ fn narrow_topology(
     topo: &Topology,
     merged: &mut Requirements,
     cands: &mut Vec<(usize, f64)>,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     for &(g, _) in &a.active {
         let grp = &topo.groups[g];
         let selects_self = p.matching.contains(&g);
         if grp.is_hostname() {
             topo.check_host(g, selects_self, 0)
-                .map_err(|r| topo.describe(r))?;
+                .map_err(|r| Refusal::Topology(topo.describe(r)))?;
             continue;
         }
         let doms = union_domains(pool, cands, &grp.key, merged);
         let d = topo
             .choose(g, selects_self, &doms, &a.strict, a.tolerations)
-            .map_err(|r| topo.describe(r))?;
+            .map_err(|r| Refusal::Topology(topo.describe(r)))?;
         {
             merged.add(&grp.key, Requirement::is_in([d]));
             retain_offered(pool, cands, merged)?;
@@ -225,10 +220,9 @@ fn narrow_topology(
             .cloned()
             .collect();
         if ok.is_empty() {
-            return Err(format!(
-                "anti-affinity of existing pods on {} excludes every domain",
-                grp.key
-            ));
+            return Err(Refusal::AntiAffinity {
+                key: grp.key.clone(),
+            });
         }
         if ok.len() < doms.len() {
             merged.add(&grp.key, Requirement::is_in(ok));
@@ -277,7 +271,7 @@ fn retain_offered(
     pool: &PoolCtx<'_>,
     cands: &mut Vec<(usize, f64)>,
     merged: &Requirements,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let compat = pool.compatible(merged);
     let mut price = vec![f64::NAN; pool.types.len()];
     for &(t, p) in compat.iter() {
@@ -288,7 +282,7 @@ fn retain_offered(
         !c.1.is_nan()
     });
     if cands.is_empty() {
-        Err("no instance type is offered in the chosen topology domain".into())
+        Err(Refusal::NotOffered)
     } else {
         Ok(())
     }
@@ -349,39 +343,4 @@ pub fn coverage(usable: &Res, demand: &Res) -> f64 {
         .map(|&r| usable.0[r].max(0) as f64 / demand.0[r] as f64)
         .fold(f64::INFINITY, f64::min)
         .max(1e-12)
-}
-
-/// minValues: enough distinct values of each key must remain among the types that fit.
-pub fn check_min_values(pool: &PoolCtx<'_>, reqs: &Requirements, used: &Res) -> Result<(), String> {
-    let fitting: Vec<&TypeCtx<'_>> = pool
-        .types
-        .iter()
-        .filter(|t| {
-            t.matches(reqs) && t.cheapest(reqs).is_some() && t.alloc.fits(&used.plus(&t.ds))
-        })
-        .collect();
-    min_values_satisfied(reqs, &fitting)
-}
-
-/// minValues for a claim that must still be able to use type `t`.
-fn check_min_values_for(pool: &PoolCtx<'_>, t: usize, reqs: &Requirements, used: &Res) -> bool {
-    pool.types[t].alloc.fits(&used.plus(&pool.types[t].ds))
-        && check_min_values(pool, reqs, used).is_ok()
-}
-
-/// True when `types` span at least `minValues` distinct values for every key that sets one.
-pub fn min_values_satisfied(reqs: &Requirements, types: &[&TypeCtx<'_>]) -> Result<(), String> {
-    for (key, r) in reqs.iter() {
-        let Some(min) = r.min_values else { continue };
-        let mut vals: Vec<&str> = types.iter().filter_map(|t| t.label(key)).collect();
-        vals.sort_unstable();
-        vals.dedup();
-        if (vals.len() as u32) < min {
-            return Err(format!(
-                "minValues requirement is not met for {key} ({} of {min})",
-                vals.len()
-            ));
-        }
-    }
-    Ok(())
 }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 
-use rustc_hash::{FxHashSet, FxHasher};
+use rustc_hash::FxHasher;
 
 use crate::labels;
 use crate::model::{AffinityTerm, Pod, Snapshot, WhenUnsatisfiable};
@@ -12,6 +12,7 @@ use crate::pools::PoolCtx;
 use crate::res::{CPU, MEMORY, Res, ResIndex};
 use crate::slots::{Slot, SlotKind};
 use crate::topology::{Kind, Topology};
+use crate::view::{Cached, Namespaces, Overlay};
 
 /// A pending pod with everything the scheduler precomputes for it.
 #[derive(Clone, Debug)]
@@ -36,40 +37,11 @@ pub struct PodInfo<'a> {
     pub class: u64,
 }
 
-/// How a disruption simulation sees the snapshot: some nodes gone, some bound pods moved
-/// (pending again, no longer counted where they run). Empty for provisioning.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Overlay<'o> {
-    pub gone: Option<&'o FxHashSet<String>>,
-    pub moved: Option<&'o FxHashSet<usize>>,
-    /// What an earlier preparation of the same snapshot computed.
-    pub cached: Option<&'o Cached>,
-}
-
-/// Per-snapshot work that does not depend on the overlay: every usable node's slot (before
-/// topology counts) and the namespaces' labels.
-#[derive(Clone, Debug)]
-pub struct Cached {
-    pub nodes: Vec<Slot>,
-    pub namespaces: Namespaces,
-}
-
-impl Cached {
-    pub fn new(snap: &Snapshot, ix: &ResIndex) -> Self {
-        Cached {
-            nodes: crate::slots::node_slots(snap, ix, Overlay::default()),
-            namespaces: known_namespaces(snap),
-        }
-    }
-}
-
-impl Overlay<'_> {
-    pub fn gone(&self, node: &str) -> bool {
-        self.gone.is_some_and(|g| g.contains(node))
-    }
-
-    pub fn moved(&self, pod: usize) -> bool {
-        self.moved.is_some_and(|m| m.contains(&pod))
+/// What does not depend on an overlay, computed once for many runs over one snapshot.
+pub fn cached(snap: &Snapshot, ix: &ResIndex) -> Cached {
+    Cached {
+        nodes: crate::existing::node_slots(snap, ix, Overlay::default()),
+        namespaces: known_namespaces(snap),
     }
 }
 
@@ -105,7 +77,7 @@ pub fn base<'a>(
         .map(|&i| register_pod(&mut topo, &snap.pods[i], ix, known))
         .collect();
     pods.sort_by(|a, b| queue_order(a, b));
-    let mut slots = crate::slots::existing(snap, ix, &pools, overlay);
+    let mut slots = crate::existing::existing(snap, ix, &pools, overlay);
     count_bound(snap, &mut topo, &mut slots, known, overlay);
     for p in &mut pods {
         for (g, grp) in topo.groups.iter().enumerate() {
@@ -144,10 +116,6 @@ fn queue_order(a: &PodInfo<'_>, b: &PodInfo<'_>) -> std::cmp::Ordering {
         .then(a.pod.namespace.cmp(&b.pod.namespace))
         .then(a.pod.name.cmp(&b.pod.name))
 }
-
-/// Namespace labels of every namespace the snapshot knows (from Namespace objects and the
-/// pods' own namespaces), with the `kubernetes.io/metadata.name` label the API server sets.
-pub type Namespaces = BTreeMap<String, BTreeMap<String, String>>;
 
 fn known_namespaces(snap: &Snapshot) -> Namespaces {
     let mut out = snap.namespaces.clone();

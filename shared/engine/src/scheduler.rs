@@ -284,7 +284,7 @@ impl<'a> Run<'a> {
             ) {
                 Ok(slot) => return Ok((slot, a)),
                 Err(m) => {
-                    first.get_or_insert(m);
+                    first.get_or_insert_with(|| m.to_string());
                 }
             }
         }

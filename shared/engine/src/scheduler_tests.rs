@@ -7,14 +7,16 @@ use std::sync::Arc;
 use kerf_catalog::{CapacityType, Catalog, InstanceType, Offering, Resources};
 use proptest::prelude::*;
 
+use crate::Options;
 use crate::labels;
 use crate::model::{
     AffinityTerm, Effect, LabelSelector, NodePool, Pod, PodSpec, Snapshot, Taint, Toleration,
     TopologySpread, WhenUnsatisfiable,
 };
 use crate::open::Policy;
-use crate::prepare::{self, Overlay};
-use crate::{Options, Prepared, pools_for};
+use crate::prepare;
+use crate::provisioning::{Prepared, pools_for};
+use crate::view::Overlay;
 
 use super::Run;
 

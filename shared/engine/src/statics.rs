@@ -17,11 +17,11 @@
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
-use crate::disruption::pods::{do_not_disrupt, eviction_cost, is_daemon};
-use crate::finalize::{name, options_launch, relax_min_values};
+use crate::finalize::{LaunchError, name, options_launch};
+use crate::min_values::{min_values_satisfied, relax_min_values};
 use crate::model::{MinValuesPolicy, NodeClaim, NodePool, Options, Snapshot};
-use crate::open::min_values_satisfied;
 use crate::plan::Launch;
+use crate::pod_rules::{do_not_disrupt, eviction_cost, is_daemon};
 use crate::pools::{PoolCtx, TypeCtx};
 
 /// The NodeClaim annotation that orders a static pool's surplus (higher goes first).
@@ -35,7 +35,7 @@ pub struct StaticPlan {
     /// Pools `limits.nodes` keeps below `replicas`.
     pub at_limit: Vec<AtLimit>,
     /// Pools that cannot launch at all, with why.
-    pub errors: Vec<(String, String)>,
+    pub errors: Vec<(String, LaunchError)>,
 }
 
 /// A surplus NodeClaim to delete.
@@ -55,7 +55,7 @@ pub struct AtLimit {
 
 /// Plans the launches and removals that bring every static pool to its replica count.
 pub fn plan(snap: &Snapshot, opts: &Options) -> StaticPlan {
-    let ix = crate::resource_index(snap);
+    let ix = crate::index::resource_index(snap);
     let pools = crate::pools::prepare(snap, &ix);
     let mut taken: FxHashSet<String> = snap.node_claims.iter().map(|c| c.name.clone()).collect();
     let mut out = StaticPlan::default();
@@ -125,9 +125,13 @@ pub(crate) fn template_launch(
     pc: &PoolCtx<'_>,
     opts: &Options,
     taken: &mut FxHashSet<String>,
-) -> Result<Launch, String> {
-    if let Some(u) = &pc.unusable {
-        return Err(format!("nodepool {:?}: {u}", pc.name()));
+) -> Result<Launch, LaunchError> {
+    let pool = || pc.name().to_string();
+    if let Some(why) = &pc.unusable {
+        return Err(LaunchError::Unusable {
+            pool: pool(),
+            why: why.clone(),
+        });
     }
     let types: Vec<&TypeCtx<'_>> = pc
         .compatible(&pc.reqs)
@@ -141,11 +145,11 @@ pub(crate) fn template_launch(
         Err(_) if opts.min_values_policy == MinValuesPolicy::BestEffort => {
             relax_min_values(&mut reqs, &types)
         }
-        Err(e) => return Err(format!("nodepool {:?}: {e}", pc.name())),
+        Err(err) => return Err(LaunchError::MinValues { pool: pool(), err }),
     };
     let best = types
         .first()
-        .ok_or_else(|| format!("nodepool {:?}: no instance type is offered", pc.name()))?;
+        .ok_or_else(|| LaunchError::NoTypeOffered { pool: pool() })?;
     let mut l = options_launch(pc, best, &types, reqs, &pc.reqs, relaxed)?;
     l.node_claim = name(pc.name(), opts.seed, taken);
     Ok(l)

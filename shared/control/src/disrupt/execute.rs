@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Taint;
 use kerf_api::v1::{ConditionStatus, NodeClaim};
-use kerf_engine::plan::{Disruption, Method};
+use kerf_engine::plan::{CommandReason, Disruption, Method};
 use serde_json::json;
 
 use super::record::{self, Command};
@@ -154,12 +154,12 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     }
     announce(ctx, view, d).await;
     if d.method == Method::Expiration {
-        delete_candidates(ctx, termination, d, "expired").await?;
+        delete_candidates(ctx, termination, d, CommandReason::Expired).await?;
         return Ok(true);
     }
     let rec = Command {
         id: d.id.clone(),
-        reason: d.method.condition_reason().into(),
+        reason: d.method.reason(),
         started: now,
         replacements: d.replacements.len(),
     };
@@ -181,14 +181,12 @@ pub async fn start<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         ctx.cluster.annotate_node_claim(c, &a).await?;
     }
     if d.replacements.is_empty() {
-        delete_candidates(ctx, termination, d, d.reason.as_str()).await?;
+        delete_candidates(ctx, termination, d, d.reason).await?;
         return Ok(true);
     }
     let labels = BTreeMap::from([(record::REPLACEMENT_OF.to_string(), d.id.clone())]);
     for r in &d.replacements {
-        let created = create_claim(ctx, view, r, &labels, Creation::Replacement(d.reason))
-            .await
-            .map_err(ControlError::Invalid)?;
+        let created = create_claim(ctx, view, r, &labels, Creation::Replacement(d.reason)).await?;
         if let LaunchOutcome::Failed(e) = launch_claim(ctx, view, &created).await {
             ctx.log.warn(
                 DISRUPTION,
@@ -242,7 +240,7 @@ pub async fn delete_candidates<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     ctx: &Ctx<C, K, P>,
     termination: &Q,
     d: &Disruption,
-    reason: &str,
+    reason: CommandReason,
 ) -> Result<(), ControlError> {
     for (c, pool) in d.node_claims.iter().zip(&d.node_pools) {
         let why = crate::retire::Retirement::Disruption(reason);

@@ -87,8 +87,7 @@ pub async fn advance<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         if reps.len() == cmd.replacements && ready == cmd.replacements {
             for c in &live {
                 let pool = claim::pool_name(c).unwrap_or_default().to_string();
-                let reason = cmd.reason.to_ascii_lowercase();
-                let why = Retirement::Disruption(&reason);
+                let why = Retirement::Disruption(cmd.reason);
                 delete_one(ctx, termination, claim::name(c), &pool, why).await?;
             }
             out.finished.push(id);

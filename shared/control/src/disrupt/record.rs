@@ -12,7 +12,7 @@
 use jiff::{SignedDuration, Timestamp};
 use kerf_api::v1::NodeClaim;
 use kerf_engine::Recorded;
-use kerf_engine::plan::{Disruption, Method};
+use kerf_engine::plan::{CommandReason, Disruption, Method};
 use serde::{Deserialize, Serialize};
 
 /// Annotation of a command waiting for validation.
@@ -72,11 +72,29 @@ impl Pending {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Command {
     pub id: String,
-    /// The NodeClaim `DisruptionReason` condition's reason (`Empty`, `Drifted`, ...).
-    pub reason: String,
+    /// Its reason, recorded as the NodeClaim `DisruptionReason` condition's reason (`Empty`,
+    /// `Drifted`, ...).
+    #[serde(with = "condition_reason")]
+    pub reason: CommandReason,
     pub started: Timestamp,
     /// Replacements it launches (found by the [`REPLACEMENT_OF`] label).
     pub replacements: usize,
+}
+
+/// A [`CommandReason`] in the `DisruptionReason` condition's spelling.
+mod condition_reason {
+    use kerf_engine::plan::CommandReason;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(r: &CommandReason, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(r.condition_reason())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CommandReason, D::Error> {
+        let s = String::deserialize(d)?;
+        CommandReason::from_condition_reason(&s)
+            .ok_or_else(|| D::Error::custom(format!("unknown disruption reason {s:?}")))
+    }
 }
 
 fn annotation<'a>(c: &'a NodeClaim, key: &str) -> Option<&'a String> {

@@ -24,7 +24,7 @@ use super::flush_metrics;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::gc;
-use crate::lease::with_lease;
+use crate::lease::{LeaseHeld, with_lease};
 use crate::log::controllers::PROVISIONER;
 use crate::ports::hint::Hint;
 use crate::ports::{Cloud, Cluster, Publisher, Queue, Timer, TimerKind};
@@ -90,7 +90,7 @@ async fn on_batch<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     }
     match with_lease(ctx, holder, || async { batch_pass(ctx, queue).await }).await {
         Ok(Ok(_)) => batch_failures(&[]),
-        Ok(Err(other)) => match queue
+        Ok(Err(LeaseHeld { holder: other })) => match queue
             .send(&hint(&[], ctx.now()), BUSY_REQUEUE_SECONDS)
             .await
         {
@@ -279,8 +279,8 @@ pub async fn run_sweep<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
 ) -> Result<PassReport, ControlError> {
     match with_lease(ctx, holder, || async { sweep(ctx, queue).await }).await? {
         Ok(r) => Ok(r),
-        Err(other) => Ok(PassReport {
-            busy: Some(other),
+        Err(LeaseHeld { holder }) => Ok(PassReport {
+            busy: Some(holder),
             ..PassReport::default()
         }),
     }

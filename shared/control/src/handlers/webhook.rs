@@ -106,7 +106,7 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
         .and_then(|l| l.parse::<usize>().ok());
     let bytes = match body(request) {
         Ok(b) => b,
-        Err(e) => return answer(400, json!({"message": e})),
+        Err(e) => return answer(400, json!({"message": e.to_string()})),
     };
     if bytes.len() > MAX_BODY || declared.is_some_and(|l| l > MAX_BODY) {
         return answer(
@@ -120,7 +120,7 @@ pub async fn handle<C: Cluster, K: Cloud, P: Publisher, Q: Queue>(
     };
     let req = match webhook::parse(&review) {
         Ok(r) => r,
-        Err(e) => return answer(400, json!({"message": e})),
+        Err(e) => return answer(400, json!({"message": e.to_string()})),
     };
     let resp = webhook::admit(ctx, queue, disruption, &req).await;
     flush_metrics(ctx);

@@ -29,7 +29,7 @@ use crate::claim;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::events::emit_all;
-use crate::launch::{Creation, create_claim, launch_claim};
+use crate::launch::{CreateError, Creation, create_claim, launch_claim};
 use crate::log::controllers::INTERRUPTION;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
 use crate::retire::{Retirement, delete_one};
@@ -241,7 +241,7 @@ async fn replace<C: Cluster, K: Cloud, P: Publisher>(
     let evac = kerf_engine::evacuate(&conv.snapshot, &names, &opts);
     let labels = BTreeMap::new();
     let n = ctx.settings.concurrency.max(1);
-    let created: Vec<Result<NodeClaim, String>> = stream::iter(
+    let created: Vec<Result<NodeClaim, CreateError>> = stream::iter(
         evac.launches
             .iter()
             .map(|l| create_claim(ctx, view, l, &labels, Creation::Interruption)),
@@ -259,7 +259,7 @@ async fn replace<C: Cluster, K: Cloud, P: Publisher>(
         .collect::<Vec<_>>()
         .await;
     match failed.into_iter().find_map(Result::err) {
-        Some(e) => Err(ControlError::Invalid(e)),
+        Some(e) => Err(e.into()),
         None => Ok(()),
     }
 }

@@ -6,9 +6,10 @@ use serde_json::json;
 
 use crate::claim;
 use crate::ctx::Ctx;
+use crate::error::ControlError;
 use crate::log::{abbreviate, controllers::PROVISIONER, obj};
 use crate::metrics::names::NODECLAIMS_CREATED;
-use crate::ports::{Cloud, Cluster, Publisher};
+use crate::ports::{Cloud, Cluster, ClusterError, Publisher};
 use crate::view::View;
 
 /// Why a NodeClaim is created.
@@ -36,6 +37,23 @@ impl Creation {
     }
 }
 
+/// Why a planned NodeClaim was not created.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CreateError {
+    /// The launch's NodePool no longer exists.
+    #[error("nodepool {0} is gone")]
+    PoolGone(String),
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+}
+
+impl From<CreateError> for ControlError {
+    /// A claim that cannot be created is not retried by the reconcile that planned it.
+    fn from(e: CreateError) -> Self {
+        ControlError::Invalid(e.to_string())
+    }
+}
+
 /// Creates the NodeClaim of a planned launch (`labels` added to the pool's), logged and
 /// counted under the reason of `why`.
 pub async fn create_claim<C: Cluster, K: Cloud, P: Publisher>(
@@ -44,10 +62,10 @@ pub async fn create_claim<C: Cluster, K: Cloud, P: Publisher>(
     l: &Launch,
     labels: &std::collections::BTreeMap<String, String>,
     why: Creation,
-) -> Result<NodeClaim, String> {
+) -> Result<NodeClaim, CreateError> {
     let pool = view
         .pool(&l.node_pool)
-        .ok_or_else(|| format!("nodepool {} is gone", l.node_pool))?;
+        .ok_or_else(|| CreateError::PoolGone(l.node_pool.clone()))?;
     let class = view
         .classes
         .get(&pool.spec.template.spec.node_class_ref.name);
@@ -63,11 +81,7 @@ pub async fn create_claim<C: Cluster, K: Cloud, P: Publisher>(
             .get_or_insert_default()
             .extend(touched);
     }
-    let c = ctx
-        .cluster
-        .create_node_claim(pool, claim)
-        .await
-        .map_err(|e| e.to_string())?;
+    let c = ctx.cluster.create_node_claim(pool, claim).await?;
     ctx.metrics.count(
         NODECLAIMS_CREATED,
         &[("nodepool", &l.node_pool), ("reason", why.reason())],

@@ -15,7 +15,7 @@ mod create;
 mod one;
 mod partition;
 
-pub use create::{Creation, create_claim};
+pub use create::{CreateError, Creation, create_claim};
 pub use one::{LaunchOutcome, launch_claim};
 
 use std::collections::BTreeMap;

@@ -43,7 +43,7 @@ pub async fn launch_claim<C: Cluster, K: Cloud, P: Publisher>(
         view.catalogs.get(&class_name),
     ) else {
         let e = format!("EC2NodeClass {class_name:?} not found or not ready");
-        return give_up(ctx, c, "NodeClassNotReady", &e).await;
+        return give_up(ctx, c, GiveUp::NodeClassNotReady, &e).await;
     };
     let overlaid;
     let catalog = if ctx.settings.node_overlay {
@@ -57,7 +57,7 @@ pub async fn launch_claim<C: Cluster, K: Cloud, P: Publisher>(
         Err(e @ (RequestError::NoInstanceType | RequestError::NoOffering)) => {
             return no_capacity(ctx, c, &[], &e.to_string()).await;
         }
-        Err(e) => return give_up(ctx, c, "LaunchFailed", &e.to_string()).await,
+        Err(e) => return give_up(ctx, c, GiveUp::LaunchFailed, &e.to_string()).await,
     };
     match ctx.cloud.launch(&req).await {
         Ok(l) => {
@@ -76,7 +76,7 @@ pub async fn launch_claim<C: Cluster, K: Cloud, P: Publisher>(
             .await
         }
         Err(e @ CloudError::NodeClassNotReady(_)) => {
-            give_up(ctx, c, e.reason(), &e.to_string()).await
+            give_up(ctx, c, GiveUp::NodeClassNotReady, &e.to_string()).await
         }
         Err(e) => {
             ctx.log.error(
@@ -223,9 +223,25 @@ async fn no_capacity<C: Cluster, K: Cloud, P: Publisher>(
     )
     .await;
     publish_failure(ctx, c, &msg).await;
-    match finalize::delete_claim(ctx, c, None, "insufficient_capacity").await {
+    match finalize::delete_claim(ctx, c, None, finalize::Deletion::InsufficientCapacity).await {
         Ok(()) => LaunchOutcome::NoCapacity,
         Err(e) => LaunchOutcome::Failed(format!("deleting after insufficient capacity: {e}")),
+    }
+}
+
+/// Why a launch can never succeed as asked, spelt as the cloud's error reasons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GiveUp {
+    NodeClassNotReady,
+    LaunchFailed,
+}
+
+impl GiveUp {
+    fn as_str(self) -> &'static str {
+        match self {
+            GiveUp::NodeClassNotReady => "NodeClassNotReady",
+            GiveUp::LaunchFailed => "LaunchFailed",
+        }
     }
 }
 
@@ -234,17 +250,17 @@ async fn no_capacity<C: Cluster, K: Cloud, P: Publisher>(
 async fn give_up<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     c: &NodeClaim,
-    reason: &str,
+    why: GiveUp,
     msg: &str,
 ) -> LaunchOutcome {
     let name = claim::name(c).to_string();
     ctx.log.error(
         LIFECYCLE,
         "failed launching nodeclaim",
-        json!({"NodeClaim": obj(&name), "reason": reason, "error": msg}),
+        json!({"NodeClaim": obj(&name), "reason": why.as_str(), "error": msg}),
     );
     publish_failure(ctx, c, msg).await;
-    match finalize::delete_claim(ctx, c, None, "launch_failed").await {
+    match finalize::delete_claim(ctx, c, None, finalize::Deletion::LaunchFailed).await {
         Ok(()) => LaunchOutcome::Failed(msg.to_string()),
         Err(e) => LaunchOutcome::Failed(format!("{msg}; deleting: {e}")),
     }

@@ -10,7 +10,7 @@ use super::ProvisionReport;
 use super::notify::{self, Notes};
 use crate::claim;
 use crate::ctx::Ctx;
-use crate::launch::{Creation, LaunchOutcome, create_claim, launch_claim};
+use crate::launch::{CreateError, Creation, LaunchOutcome, create_claim, launch_claim};
 use crate::names::conditions::LAUNCHED;
 use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
@@ -89,7 +89,7 @@ pub(super) async fn apply<C: Cluster, K: Cloud, P: Publisher>(
     report: &mut ProvisionReport,
 ) -> bool {
     let n = ctx.settings.concurrency.max(1);
-    let created: Vec<(&Launch, Result<NodeClaim, String>)> =
+    let created: Vec<(&Launch, Result<NodeClaim, CreateError>)> =
         stream::iter(plan.launches.iter().map(|l| async move {
             (
                 l,

@@ -75,18 +75,29 @@ fn s(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_string()
 }
 
+/// What an AdmissionReview lacks for the webhook to answer it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ReviewError {
+    #[error("body is not an AdmissionReview")]
+    NotAReview,
+    #[error("AdmissionReview has no request")]
+    NoRequest,
+    #[error("request.uid is missing")]
+    NoUid,
+}
+
 /// Reads the request out of an AdmissionReview; `Err` says what is missing.
-pub fn parse(review: &Value) -> Result<Request, String> {
+pub fn parse(review: &Value) -> Result<Request, ReviewError> {
     if review["kind"] != "AdmissionReview" {
-        return Err("body is not an AdmissionReview".into());
+        return Err(ReviewError::NotAReview);
     }
     let r = review
         .get("request")
         .filter(|r| r.is_object())
-        .ok_or("AdmissionReview has no request")?;
+        .ok_or(ReviewError::NoRequest)?;
     let uid = s(&r["uid"]);
     if uid.is_empty() {
-        return Err("request.uid is missing".into());
+        return Err(ReviewError::NoUid);
     }
     Ok(Request {
         uid,

@@ -65,19 +65,23 @@ pub fn validate(kind: Kind, obj: &Value, old: Option<&Value>) -> Vec<String> {
         return causes.iter().map(|c| c.to_string()).collect();
     }
     match kind {
-        Kind::NodePool => typed::<NodePool>(&obj).map_or_else(|e| vec![e], |np| node_pool(&np)),
-        Kind::NodeClaim => typed::<NodeClaim>(&obj).map_or_else(
-            |e| vec![e],
-            |c| requirements(&sel(&c.spec.requirements), "spec.requirements"),
-        ),
+        Kind::NodePool => typed::<NodePool>(&obj).map_or_else(unreadable, |np| node_pool(&np)),
+        Kind::NodeClaim => typed::<NodeClaim>(&obj).map_or_else(unreadable, |c| {
+            requirements(&sel(&c.spec.requirements), "spec.requirements")
+        }),
         Kind::EC2NodeClass => {
-            typed::<EC2NodeClass>(&obj).map_or_else(|e| vec![e], |nc| node_class(&nc))
+            typed::<EC2NodeClass>(&obj).map_or_else(unreadable, |nc| node_class(&nc))
         }
     }
 }
 
-fn typed<T: serde::de::DeserializeOwned>(obj: &Value) -> Result<T, String> {
-    serde_json::from_value(obj.clone()).map_err(|e| format!("object: {e}"))
+fn typed<T: serde::de::DeserializeOwned>(obj: &Value) -> Result<T, serde_json::Error> {
+    serde_json::from_value(obj.clone())
+}
+
+/// The one problem of an object its type cannot read.
+fn unreadable(e: serde_json::Error) -> Vec<String> {
+    vec![format!("object: {e}")]
 }
 
 fn sel(reqs: &[kerf_api::v1::NodeSelectorRequirementWithMinValues]) -> Vec<SelectorRequirement> {

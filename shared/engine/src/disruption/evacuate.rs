@@ -15,7 +15,7 @@ use super::pods::is_reschedulable;
 use super::simulate::Simulator;
 use crate::model::Snapshot;
 use crate::plan::{Plan, ReasonKind, Unschedulable};
-use crate::summarize;
+use crate::summary::summarize;
 
 /// Plans replacements for `node_claims` (names; unknown ones and those without a node are
 /// ignored): `launches` hold their pods that need new capacity, `nominations` those that fit

@@ -16,9 +16,10 @@ mod replace;
 mod simulate;
 mod validate;
 
+use crate::model::Options;
 use crate::model::{NodePool, Snapshot};
 use crate::plan::{Drifted, Method, Plan, PoolBudget, SkipKind};
-use crate::{Options, summarize};
+use crate::summary::summarize;
 use candidates::{Census, census};
 use pass::Pass;
 

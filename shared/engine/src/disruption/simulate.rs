@@ -13,8 +13,8 @@ use super::candidates::Candidate;
 use super::pods::is_reschedulable;
 use crate::model::{Options, Snapshot};
 use crate::plan::{Launch, Nomination, Plan};
-use crate::prepare::Overlay;
-use crate::{Prepared, plan_prepared};
+use crate::provisioning::{Prepared, plan_prepared};
+use crate::view::Overlay;
 
 /// Where the moved pods of one simulation would go.
 #[derive(Clone, Debug, Default)]

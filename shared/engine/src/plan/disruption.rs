@@ -28,6 +28,29 @@ impl CommandReason {
             CommandReason::Underutilized => "underutilized",
         }
     }
+
+    /// The NodeClaim `DisruptionReason` condition's spelling (`Expired`, `Empty`, `Drifted`,
+    /// `Underutilized`).
+    pub fn condition_reason(self) -> &'static str {
+        match self {
+            CommandReason::Expired => "Expired",
+            CommandReason::Empty => "Empty",
+            CommandReason::Drifted => "Drifted",
+            CommandReason::Underutilized => "Underutilized",
+        }
+    }
+
+    /// Reads [`CommandReason::condition_reason`]'s spelling.
+    pub fn from_condition_reason(s: &str) -> Option<Self> {
+        [
+            CommandReason::Expired,
+            CommandReason::Empty,
+            CommandReason::Drifted,
+            CommandReason::Underutilized,
+        ]
+        .into_iter()
+        .find(|r| r.condition_reason() == s)
+    }
 }
 
 /// What a command does with its nodes: deletes them, or replaces them first.
@@ -157,10 +180,7 @@ impl Method {
     /// The NodeClaim `DisruptionReason` condition's reason (`Empty`, `Drifted`,
     /// `Underutilized`, `Expired`).
     pub fn condition_reason(self) -> &'static str {
-        match self.budget_reason() {
-            Some(r) => r.as_str(),
-            None => "Expired",
-        }
+        self.reason().condition_reason()
     }
 }
 

@@ -2,7 +2,7 @@
 //! it may offer (the capacity of the type it is sized for), and every claim's minValues over
 //! the options it will send after truncation.
 
-use crate::open::min_values_satisfied;
+use crate::min_values::min_values_satisfied;
 use crate::pools::{PoolCtx, TypeCtx};
 use crate::requirements::Requirements;
 use crate::res::{CPU, MEMORY, PODS, Res};

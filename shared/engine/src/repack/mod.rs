@@ -7,6 +7,7 @@
 
 mod budget;
 pub mod classes;
+mod lpfit;
 pub mod shapes;
 
 use crate::pools::PoolCtx;
@@ -191,7 +192,7 @@ fn packings(pb: &Problem, prices: &[f64]) -> Vec<Vec<(usize, Vec<usize>)>> {
     if let Some(g) = shapes::greedy(&sub, &all, sub.counts()) {
         out.push(typed(&g));
     }
-    for mut p in crate::lpfit::pack(&sub, &sub_prices) {
+    for mut p in lpfit::pack(&sub, &sub_prices) {
         if p.left.iter().any(|n| *n > 0) {
             match shapes::greedy(&sub, &all, p.left.clone()) {
                 Some(g) => p.opened.extend(g),

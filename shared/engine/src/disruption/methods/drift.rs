@@ -97,7 +97,7 @@ fn static_replacement(pass: &Pass<'_>, i: usize) -> Result<Launch, Block> {
         .flat_map(|c| &c.replacements)
         .filter(|l| l.node_pool == pool.name)
         .count() as i64;
-    let ix = crate::resource_index(pass.snap);
+    let ix = crate::index::resource_index(pass.snap);
     let pc = crate::pools::prepare_one(pass.snap, pool, &ix);
     if pc.nodes_left.is_some_and(|n| n - staged < 1) {
         return Err(static_block(
@@ -111,5 +111,6 @@ fn static_replacement(pass: &Pass<'_>, i: usize) -> Result<Launch, Block> {
         ..Options::default()
     };
     let mut names = pass.names.clone();
-    crate::statics::template_launch(&pc, &opts, &mut names).map_err(|e| (SkipKind::PodsDoNotFit, e))
+    crate::statics::template_launch(&pc, &opts, &mut names)
+        .map_err(|e| (SkipKind::PodsDoNotFit, e.to_string()))
 }

@@ -5,8 +5,8 @@
 //! further dives that open the most valuable pattern once each. The work is bounded by the
 //! number of shapes, columns, column-generation rounds and dives, never by the pod count.
 
+use super::shapes::{Opened, Problem, repeat, take};
 use crate::confpack::{Budget, Instance, NodeType, Pattern, Shape, greedy, solve_from};
-use crate::repack::shapes::{Opened, Problem, repeat, take};
 
 /// Column-generation rounds and knapsack search per solve, for up to
 /// [`FULL_DIVES_SHAPES`] shapes; a knapsack search node costs in proportion to the shapes,
