@@ -10,8 +10,8 @@ use std::borrow::Cow;
 
 use jiff::Timestamp;
 use kerf_api::v1::ec2nodeclass_status::CapacityReservation;
-use kerf_api::v1::{Condition, ConditionStatus, EC2NodeClass, EC2NodeClassStatus};
-use kerf_catalog::reservation::{self, Reservation};
+use kerf_api::v1::{Condition, EC2NodeClass, EC2NodeClassStatus};
+use kerf_catalog::reservation;
 use kerf_catalog::{CapacityType, Catalog};
 use kerf_control::ports::{CloudError, LaunchRequest};
 
@@ -87,7 +87,8 @@ pub fn reservations_condition(found: &Resolution) -> Condition {
 mod tests {
     use super::*;
     use crate::error::AwsError;
-    use kerf_catalog::reservation::{MatchCriteria, ReservationKind};
+    use kerf_api::v1::ConditionStatus;
+    use kerf_catalog::reservation::{MatchCriteria, Reservation, ReservationKind};
 
     fn t0() -> Timestamp {
         "2026-01-01T00:00:00Z".parse().unwrap()

@@ -10,6 +10,8 @@ mod launch;
 mod port;
 mod reservations;
 
+pub use reservations::{DEFAULT_OWNER, ReservationSpec};
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;

@@ -63,7 +63,6 @@ impl SimCloud {
                 .or_else(|| class.spec.role.clone()),
             capacity_reservations: reservation_entries(&reservations, now),
             conditions: vec![reservations_ready(None)],
-            ..Default::default()
         })
     }
 }

@@ -15,7 +15,6 @@ use kerf_api::v1::EC2NodeClass;
 use kerf_api::v1::ec2nodeclass::CapacityReservationSelectorTerm;
 use kerf_catalog::CapacityType;
 use kerf_catalog::reservation::{MatchCriteria, Reservation, ReservationKind};
-use serde::Deserialize;
 
 use super::{SimCloud, State, at};
 
@@ -23,8 +22,7 @@ use super::{SimCloud, State, at};
 pub const DEFAULT_OWNER: &str = "123456789012";
 
 /// A capacity reservation to create in the simulated EC2.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReservationSpec {
     /// `cr-…`.
     pub id: String,
@@ -32,18 +30,12 @@ pub struct ReservationSpec {
     pub zone: String,
     /// Instances it holds room for (EC2's `TotalInstanceCount`).
     pub count: u32,
-    #[serde(default = "default_kind")]
     pub kind: ReservationKind,
-    #[serde(default = "default_criteria")]
     pub match_criteria: MatchCriteria,
-    #[serde(default = "default_owner", rename = "ownerID")]
     pub owner_id: String,
-    #[serde(default)]
     pub tags: BTreeMap<String, String>,
     /// When it ends (a capacity block's end).
-    #[serde(default)]
     pub end_time: Option<Timestamp>,
-    #[serde(default)]
     pub interruptible: bool,
 }
 
