@@ -48,6 +48,7 @@ fn every_example_scenario_holds() {
         "statefulset",
         "node-overlay",
         "static-capacity",
+        "capacity-reservation",
     ] {
         assert!(
             names.iter().any(|n| n == want),

@@ -31,6 +31,11 @@ fn describe(a: &Action<'_>) -> String {
         Action::Available(_) => "make offerings available".into(),
         Action::ReleaseAmi(id) => format!("release AMI {id}"),
         Action::SpotPrice(p) => format!("spot price of {} to ${}/h", p.instance_type, p.price),
+        Action::Reserve(r) => format!(
+            "reserve {} {} in {} ({})",
+            r.count, r.instance_type, r.zone, r.id
+        ),
+        Action::CancelReservation(id) => format!("cancel capacity reservation {id}"),
     }
 }
 
@@ -256,6 +261,10 @@ impl<C: Cluster> Runner<'_, C> {
             Action::Available(sel) => self.change(CloudChange::Available(sel)).await?,
             Action::ReleaseAmi(id) => self.change(CloudChange::ReleaseAmi(id)).await?,
             Action::SpotPrice(p) => self.change(CloudChange::SpotPrice(p)).await?,
+            Action::Reserve(r) => self.change(CloudChange::Reserve(r)).await?,
+            Action::CancelReservation(id) => {
+                self.change(CloudChange::CancelReservation(id)).await?
+            }
         }
         self.audit(&format!("after step {}", self.index + 1)).await;
         self.look().await
