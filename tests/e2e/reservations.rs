@@ -243,11 +243,18 @@ async fn cancelling_an_odcr_leaves_its_instances_running_as_on_demand() {
             "{id} keeps running as on-demand"
         );
     }
-    let status = class(&w).await.status.unwrap();
+    let unlisted = w.run_until(SignedDuration::from_mins(10), |c| async move {
+        Api::<EC2NodeClass>::all(c)
+            .get("default")
+            .await
+            .ok()
+            .and_then(|k| k.status)
+            .is_some_and(|s| s.capacity_reservations.is_empty())
+    });
     assert!(
-        status.capacity_reservations.is_empty(),
+        unlisted.await.unwrap(),
         "a cancelled reservation is no longer listed: {:?}",
-        status.capacity_reservations
+        class(&w).await.status.map(|s| s.capacity_reservations)
     );
     assert!(all_running(w.client.clone(), 6).await);
 }
