@@ -44,6 +44,7 @@ mod overlays;
 mod pdb;
 mod provisioning;
 mod repair;
+mod reservations;
 mod statics;
 mod termination;
 mod timers;

@@ -49,6 +49,7 @@ fn every_example_scenario_holds() {
         "node-overlay",
         "static-capacity",
         "node-repair",
+        "capacity-reservation",
     ] {
         assert!(
             names.iter().any(|n| n == want),

@@ -9,6 +9,7 @@
 pub mod ports;
 
 pub mod claim;
+pub mod class_status;
 pub mod ctx;
 pub mod disrupt;
 pub mod error;

@@ -147,7 +147,7 @@ impl Cluster for KubeCluster {
         name: &str,
         status: &EC2NodeClassStatus,
     ) -> Result<EC2NodeClass, ClusterError> {
-        let patch = serde_json::json!({ "status": status });
+        let patch = class_status_patch(status);
         let api = Api::<EC2NodeClass>::all(self.client.clone());
         let pp = kube::api::PatchParams::default();
         transient(|| async {
@@ -380,5 +380,28 @@ impl Cluster for KubeCluster {
         transient(|| self.offerings.record(marks, now))
             .await
             .map(|_| ())
+    }
+}
+
+/// The merge patch that writes a node class status. A list the status leaves out when empty
+/// (`capacityReservations`) is sent as `[]`, so that a list emptied since the last write is
+/// cleared rather than left as it was.
+fn class_status_patch(status: &EC2NodeClassStatus) -> serde_json::Value {
+    let mut s = serde_json::to_value(status).unwrap_or_default();
+    if let Some(o) = s.as_object_mut() {
+        o.entry("capacityReservations")
+            .or_insert_with(|| serde_json::json!([]));
+    }
+    serde_json::json!({ "status": s })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_emptied_reservation_list_is_cleared_by_the_patch() {
+        let p = class_status_patch(&EC2NodeClassStatus::default());
+        assert_eq!(p["status"]["capacityReservations"], serde_json::json!([]));
     }
 }

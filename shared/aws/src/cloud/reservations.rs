@@ -10,8 +10,8 @@ use std::borrow::Cow;
 
 use jiff::Timestamp;
 use kerf_api::v1::ec2nodeclass_status::CapacityReservation;
-use kerf_api::v1::{Condition, ConditionStatus, EC2NodeClass, EC2NodeClassStatus};
-use kerf_catalog::reservation::{self, Reservation};
+use kerf_api::v1::{Condition, EC2NodeClass, EC2NodeClassStatus};
+use kerf_catalog::reservation;
 use kerf_catalog::{CapacityType, Catalog};
 use kerf_control::ports::{CloudError, LaunchRequest};
 
@@ -19,7 +19,7 @@ use super::Ec2Cloud;
 use crate::capacity_reservation::Resolution;
 
 /// The condition type.
-pub const CAPACITY_RESERVATIONS_READY: &str = "CapacityReservationsReady";
+pub use kerf_control::names::class_conditions::CAPACITY_RESERVATIONS_READY;
 
 impl Ec2Cloud {
     /// The class's reservations at `now` (cached; see [`crate::capacity_reservation`]);
@@ -61,27 +61,7 @@ pub(super) fn offered(catalog: Catalog, found: Option<&Resolution>, now: Timesta
     }
 }
 
-/// The status entries of `reservations` at `now`, sorted by id.
-pub fn entries(reservations: &[Reservation], now: Timestamp) -> Vec<CapacityReservation> {
-    let mut out: Vec<CapacityReservation> = reservations
-        .iter()
-        .map(|r| CapacityReservation {
-            availability_zone: r.zone.clone(),
-            end_time: r
-                .end_time
-                .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
-            id: r.id.clone(),
-            instance_match_criteria: r.match_criteria.as_str().into(),
-            instance_type: r.instance_type.clone(),
-            owner_id: r.owner_id.clone(),
-            reservation_type: r.kind.as_str().into(),
-            interruptible: r.interruptible,
-            state: r.state(now).as_str().into(),
-        })
-        .collect();
-    out.sort_by(|a, b| a.id.cmp(&b.id));
-    out
-}
+pub use kerf_control::class_status::reservation_entries as entries;
 
 /// What `status.capacityReservations` shows for a resolution: its reservations, or after a
 /// failed call with none kept (a new container) what the status showed before, as Karpenter
@@ -99,26 +79,16 @@ pub(super) fn shown(
 
 /// `CapacityReservationsReady` for a resolution.
 pub fn reservations_condition(found: &Resolution) -> Condition {
-    let (status, reason, message) = match &found.error {
-        None => (
-            ConditionStatus::True,
-            CAPACITY_RESERVATIONS_READY,
-            String::new(),
-        ),
-        Some(e) => (
-            ConditionStatus::False,
-            "CapacityReservationsResolutionFailed",
-            format!("Failed to resolve capacity reservations: {e}"),
-        ),
-    };
-    super::status::condition(CAPACITY_RESERVATIONS_READY, status, reason, message)
+    let error = found.error.as_ref().map(|e| e as &dyn std::fmt::Display);
+    kerf_control::class_status::reservations_ready(error)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::AwsError;
-    use kerf_catalog::reservation::{MatchCriteria, ReservationKind};
+    use kerf_api::v1::ConditionStatus;
+    use kerf_catalog::reservation::{MatchCriteria, Reservation, ReservationKind};
 
     fn t0() -> Timestamp {
         "2026-01-01T00:00:00Z".parse().unwrap()
@@ -136,28 +106,6 @@ mod tests {
             end_time: Some(end),
             available: 2,
         }
-    }
-
-    #[test]
-    fn entries_are_sorted_by_id_with_their_state_and_end() {
-        let soon = t0() + jiff::SignedDuration::from_mins(30);
-        let later = t0() + jiff::SignedDuration::from_hours(5);
-        let e = entries(&[block("cr-0b", later), block("cr-0a", soon)], t0());
-        let ids: Vec<&str> = e.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, ["cr-0a", "cr-0b"]);
-        assert_eq!(
-            (e[0].state.as_str(), e[1].state.as_str()),
-            ("expiring", "active")
-        );
-        assert_eq!(e[0].end_time.as_deref(), Some("2026-01-01T00:30:00Z"));
-        assert_eq!(e[0].reservation_type, "capacity-block");
-        assert_eq!(
-            (
-                e[0].owner_id.as_str(),
-                e[0].instance_match_criteria.as_str()
-            ),
-            ("123456789012", "targeted")
-        );
     }
 
     #[test]

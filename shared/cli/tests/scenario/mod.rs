@@ -69,6 +69,10 @@ pub struct Scenario {
     /// class's catalog in the group its `placementGroupSelector` resolves to.
     #[serde(default)]
     pub placement_group: Option<ScenarioPlacementGroup>,
+    /// Capacity reservations the node class selected: each a `reserved` offering of the fake
+    /// catalog, as the AWS adapter offers them (`kerf_catalog::reservation::offer` at `now`).
+    #[serde(default)]
+    pub reservations: Vec<ScenarioReservation>,
     #[serde(default)]
     pub mode: Mode,
     /// The NodeClaims `mode: evacuate` replaces.
@@ -151,23 +155,61 @@ pub struct ScenarioPlacementGroup {
     pub partition_count: u32,
 }
 
+/// A capacity reservation (`kind`: default or capacity-block).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioReservation {
+    pub id: String,
+    pub instance_type: String,
+    pub zone: String,
+    /// Instances it can still take.
+    pub available: u32,
+    #[serde(default = "default_kind")]
+    pub kind: kerf_catalog::reservation::ReservationKind,
+    #[serde(default)]
+    pub interruptible: bool,
+    /// When it ends, RFC 3339 (a capacity block's end).
+    #[serde(default)]
+    pub end_time: Option<String>,
+}
+
+fn default_kind() -> kerf_catalog::reservation::ReservationKind {
+    kerf_catalog::reservation::ReservationKind::Default
+}
+
+impl ScenarioReservation {
+    fn reservation(&self) -> kerf_catalog::reservation::Reservation {
+        kerf_catalog::reservation::Reservation {
+            id: self.id.clone(),
+            instance_type: self.instance_type.clone(),
+            zone: self.zone.clone(),
+            owner_id: "123456789012".into(),
+            match_criteria: kerf_catalog::reservation::MatchCriteria::Targeted,
+            kind: self.kind,
+            interruptible: self.interruptible,
+            end_time: self.end_time.as_deref().map(|t| {
+                t.parse()
+                    .unwrap_or_else(|e| panic!("reservation {}: endTime {t:?}: {e}", self.id))
+            }),
+            available: self.available,
+        }
+    }
+}
+
 /// Plans a case as `kerf plan --mode <mode> --now <now>` would.
 pub fn plan(case: &Case) -> Planned {
     let s = &case.scenario;
+    let now = s.now.as_deref().map_or(0, |t| {
+        kerf_engine::time::parse_rfc3339(t)
+            .unwrap_or_else(|| panic!("{}: now {t:?} is not RFC 3339", case.file.display()))
+    });
     let source = match s.catalog.as_deref() {
         Some(c) if c.starts_with("bundled:") => CatalogSource::Bundled {
             region: c.trim_start_matches("bundled:").into(),
         },
         Some(c) if c != "fake" => panic!("{}: unknown catalog {c}", case.file.display()),
-        _ => CatalogSource::File(Arc::new(fake_catalog(
-            &s.unavailable,
-            s.placement_group.as_ref(),
-        ))),
+        _ => CatalogSource::File(Arc::new(fake_catalog(s, now))),
     };
-    let now = s.now.as_deref().map_or(0, |t| {
-        kerf_engine::time::parse_rfc3339(t)
-            .unwrap_or_else(|| panic!("{}: now {t:?} is not RFC 3339", case.file.display()))
-    });
     let mut inputs = Inputs::default();
     parse_into(&mut inputs, "scenario.yaml", &case.manifests).unwrap();
     let seed = inputs.seed();
@@ -212,13 +254,17 @@ pub fn plan(case: &Case) -> Planned {
     }
 }
 
-fn fake_catalog(
-    unavailable: &[[String; 3]],
-    pg: Option<&ScenarioPlacementGroup>,
-) -> kerf_catalog::Catalog {
+/// The fake catalog with the scenario's placement group, reservations (offered at `now`,
+/// seconds since the epoch) and unavailable offerings.
+fn fake_catalog(s: &Scenario, now: i64) -> kerf_catalog::Catalog {
     let text = std::fs::read_to_string(dir().join("fake-catalog.json")).unwrap();
     let mut c = kerf_catalog::file::from_json(&text).unwrap();
-    if let Some(pg) = pg {
+    if !s.reservations.is_empty() {
+        let found: Vec<_> = s.reservations.iter().map(|r| r.reservation()).collect();
+        let at = jiff::Timestamp::from_second(now).unwrap();
+        c = kerf_catalog::reservation::offer(c, &found, at);
+    }
+    if let Some(pg) = s.placement_group.as_ref() {
         let group = kerf_catalog::placement::PlacementGroup {
             id: pg.id.clone(),
             name: pg.id.clone(),
@@ -227,7 +273,7 @@ fn fake_catalog(
         };
         kerf_catalog::placement::apply(&mut c, &group, |_| None);
     }
-    for [t, z, ct] in unavailable {
+    for [t, z, ct] in &s.unavailable {
         for it in c.instance_types.iter_mut().filter(|it| &it.name == t) {
             for o in it
                 .offerings

@@ -379,6 +379,15 @@ impl Cluster for KarpenterCluster {
             CloudChange::ReleaseAmi(id) => format!(
                 "AMI {id}: no equivalent on Karpenter's side (its KWOK provider reports no drift)"
             ),
+            CloudChange::Reserve(r) => format!(
+                "capacity reservation {}: no equivalent on Karpenter's side (its KWOK provider \
+                    offers no reservations)",
+                r.id
+            ),
+            CloudChange::CancelReservation(id) => format!(
+                "cancelling capacity reservation {id}: no equivalent on Karpenter's side (its \
+                    KWOK provider offers no reservations)"
+            ),
         }))
     }
 

@@ -32,6 +32,11 @@ fn describe(a: &Action<'_>) -> String {
         Action::Available(_) => "make offerings available".into(),
         Action::ReleaseAmi(id) => format!("release AMI {id}"),
         Action::SpotPrice(p) => format!("spot price of {} to ${}/h", p.instance_type, p.price),
+        Action::Reserve(r) => format!(
+            "reserve {} {} in {} ({})",
+            r.count, r.instance_type, r.zone, r.id
+        ),
+        Action::CancelReservation(id) => format!("cancel capacity reservation {id}"),
     }
 }
 
@@ -270,6 +275,10 @@ impl<C: Cluster> Runner<'_, C> {
                     });
                 }
                 self.change(CloudChange::FailNode(&picked)).await?;
+            }
+            Action::Reserve(r) => self.change(CloudChange::Reserve(r)).await?,
+            Action::CancelReservation(id) => {
+                self.change(CloudChange::CancelReservation(id)).await?
             }
         }
         self.audit(&format!("after step {}", self.index + 1)).await;

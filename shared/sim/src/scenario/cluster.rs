@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{Event, Pod};
 use kerf_api::v1::{NodeClaim, NodePool};
 use kerf_catalog::CapacityType;
 
-use super::{ObjectRef, Select, SpotPrice};
+use super::{ObjectRef, Reserve, Select, SpotPrice};
 use crate::karpenter::process::{Usage, proc_usage};
 use crate::world::cloud::NoCapacity;
 use crate::world::import::Imported;
@@ -78,6 +78,10 @@ pub enum CloudChange<'a> {
     SpotPrice(&'a SpotPrice),
     /// The kubelets of these `(nodeclaim, instance)` pairs stop reporting (`Ready=False`).
     FailNode(&'a [(String, String)]),
+    /// A capacity reservation EC2 holds from now on.
+    Reserve(&'a Reserve),
+    /// A capacity reservation is cancelled.
+    CancelReservation(&'a str),
 }
 
 /// A cluster a scenario can drive. The futures run on the caller's thread (`block_on`), so
@@ -207,6 +211,17 @@ impl Cluster for World {
                         status: "False".into(),
                     };
                     self.cloud.fail_node(id, Some(fault));
+                }
+            }
+            CloudChange::Reserve(r) => {
+                let spec = r.spec(World::now(self)).map_err(WorldError::Cloud)?;
+                self.cloud.add_reservation(spec);
+            }
+            CloudChange::CancelReservation(id) => {
+                if !self.cloud.cancel_reservation(id) {
+                    return Err(WorldError::Cloud(format!(
+                        "no capacity reservation {id} to cancel"
+                    )));
                 }
             }
         }

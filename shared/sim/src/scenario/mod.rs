@@ -1,6 +1,7 @@
 //! Scenarios: a simulated cluster's starting objects, then timed steps (apply or delete
 //! manifests, scale a Deployment, let time pass, interrupt nodes, take capacity away, release
-//! an AMI, move spot prices) and assertions on what happened. `kerf sim` runs them; the file
+//! an AMI, move spot prices, create and cancel capacity reservations) and assertions on what
+//! happened. `kerf sim` runs them; the file
 //! format is documented in the README.
 //!
 //! ```yaml
@@ -32,7 +33,7 @@ pub use measure::{Measures, UsageSeen, quantile};
 pub use observe::{ClaimRow, Kind, Observation, TimelineEvent};
 pub use pace::{Pace, serve};
 pub use run::{Decisions, Outcome, Progress, RunOn, Sample, run, run_on, run_with, world_for};
-pub use step::{Action, ObjectRef, Scale, Select, SpotPrice, Step};
+pub use step::{Action, ObjectRef, Reserve, Scale, Select, SpotPrice, Step};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,13 @@
 //! A scenario step: one action, named or not.
 
+use std::collections::BTreeMap;
+
+use jiff::{SignedDuration, Timestamp};
+use kerf_catalog::reservation::{MatchCriteria, ReservationKind};
 use serde::Deserialize;
 
 use super::{Expect, Source};
+use crate::world::cloud::{DEFAULT_OWNER, ReservationSpec};
 
 /// A namespaced object.
 #[derive(Debug, Clone, Deserialize)]
@@ -50,6 +55,64 @@ pub struct SpotPrice {
     pub price: f64,
 }
 
+/// A capacity reservation EC2 holds from the step on.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Reserve {
+    /// `cr-…`.
+    pub id: String,
+    pub instance_type: String,
+    pub zone: String,
+    /// Instances it holds room for.
+    pub count: u32,
+    /// `default` (an on-demand capacity reservation, the default) or `capacity-block`.
+    pub kind: Option<ReservationKind>,
+    /// `targeted` (default) or `open`.
+    pub match_criteria: Option<MatchCriteria>,
+    /// The owning account (default `123456789012`).
+    #[serde(rename = "ownerID")]
+    pub owner_id: Option<String>,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    /// It ends this long after the step (`2h`); a capacity block needs it.
+    pub ends_in: Option<String>,
+    #[serde(default)]
+    pub interruptible: bool,
+}
+
+impl Reserve {
+    /// How long after the step it ends, if it does.
+    fn ends_in(&self) -> Result<Option<SignedDuration>, String> {
+        let d = self.ends_in.as_deref().map(super::duration).transpose()?;
+        if self.kind == Some(ReservationKind::CapacityBlock) && d.is_none() {
+            return Err(format!(
+                "reserve {}: a capacity block needs `endsIn`",
+                self.id
+            ));
+        }
+        Ok(d)
+    }
+
+    /// The reservation, created at `now`.
+    pub fn spec(&self, now: Timestamp) -> Result<ReservationSpec, String> {
+        Ok(ReservationSpec {
+            id: self.id.clone(),
+            instance_type: self.instance_type.clone(),
+            zone: self.zone.clone(),
+            count: self.count,
+            kind: self.kind.unwrap_or(ReservationKind::Default),
+            match_criteria: self.match_criteria.unwrap_or(MatchCriteria::Targeted),
+            owner_id: self
+                .owner_id
+                .clone()
+                .unwrap_or_else(|| DEFAULT_OWNER.into()),
+            tags: self.tags.clone(),
+            end_time: self.ends_in()?.map(|d| now + d),
+            interruptible: self.interruptible,
+        })
+    }
+}
+
 /// One step as written: exactly one action key, an optional name, and `within` for `until`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -81,6 +144,10 @@ pub struct Step {
     pub spot_price: Option<SpotPrice>,
     /// The kubelet of every matching node stops reporting (its Node turns `Ready=False`).
     pub fail_node: Option<Select>,
+    /// EC2 holds a new capacity reservation.
+    pub reserve: Option<Reserve>,
+    /// A capacity reservation is cancelled (its instances keep running, as on-demand).
+    pub cancel_reservation: Option<String>,
 }
 
 /// What a step does.
@@ -98,6 +165,8 @@ pub enum Action<'a> {
     ReleaseAmi(&'a str),
     SpotPrice(&'a SpotPrice),
     FailNode(&'a Select),
+    Reserve(&'a Reserve),
+    CancelReservation(&'a str),
 }
 
 impl Step {
@@ -140,6 +209,16 @@ impl Step {
         );
         add("spotPrice", self.spot_price.as_ref().map(Action::SpotPrice));
         add("failNode", self.fail_node.as_ref().map(Action::FailNode));
+        if let Some(r) = &self.reserve {
+            r.ends_in()?;
+        }
+        add("reserve", self.reserve.as_ref().map(Action::Reserve));
+        add(
+            "cancelReservation",
+            self.cancel_reservation
+                .as_deref()
+                .map(Action::CancelReservation),
+        );
         if let Some(p) = &self.spot_price
             && !(p.price.is_finite() && p.price > 0.0)
         {
@@ -150,7 +229,7 @@ impl Step {
         }
         match (found.pop(), keys.len()) {
             (Some(a), 1) => Ok(a),
-            (None, _) => Err("no action: give one of apply, delete, scale, advance, until, expect, interrupt, unavailable, available, releaseAmi, spotPrice, failNode".into()),
+            (None, _) => Err("no action: give one of apply, delete, scale, advance, until, expect, interrupt, unavailable, available, releaseAmi, spotPrice, failNode, reserve, cancelReservation".into()),
             _ => Err(format!("one action per step, found {}", keys.join(", "))),
         }
     }

@@ -158,6 +158,9 @@ pub enum WorldError {
     /// Asked of a world on a real control plane.
     #[error("{0} exists only with the in-process API server")]
     InProcessOnly(&'static str),
+    /// A change the simulated cloud cannot make (an unknown reservation, ...).
+    #[error("cloud: {0}")]
+    Cloud(String),
 }
 
 /// What one tick did.

@@ -1,4 +1,5 @@
-//! The simulated EC2 behind Kerf's `Cloud` port: node class status, catalogs, launches,
+//! The simulated EC2 behind Kerf's `Cloud` port: node class status (with the capacity
+//! reservations the class selects and `CapacityReservationsReady`), catalogs, launches,
 //! descriptions, health, terminations and launch-template cleanup, each call counted, delayed
 //! and failed as set.
 
@@ -6,6 +7,7 @@ use std::sync::Arc;
 
 use kerf_api::v1::EC2NodeClass;
 use kerf_catalog::Catalog;
+use kerf_control::class_status::{reservation_entries, reservations_ready};
 use kerf_control::ports::{
     Cloud, CloudError, Instance, LaunchRequest, Launched, TEMPLATE_UNUSED_FOR, Unhealthy,
 };
@@ -21,11 +23,16 @@ pub(crate) fn subnet_id(zone: &str) -> String {
 }
 
 impl SimCloud {
-    fn status(&self, class: &EC2NodeClass) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
+    pub(super) fn status(
+        &self,
+        class: &EC2NodeClass,
+    ) -> Result<kerf_api::v1::EC2NodeClassStatus, CloudError> {
         use kerf_api::v1::ec2nodeclass_status::{
             Ami, NodeSelectorRequirement, SecurityGroup, Subnet,
         };
         let catalog = self.catalog_for(class)?;
+        let now = self.clock.now();
+        let reservations = self.selected(class, now);
         let mut zones: Vec<String> = catalog
             .instance_types
             .iter()
@@ -62,7 +69,8 @@ impl SimCloud {
                 .instance_profile
                 .clone()
                 .or_else(|| class.spec.role.clone()),
-            ..Default::default()
+            capacity_reservations: reservation_entries(&reservations, now),
+            conditions: vec![reservations_ready(None)],
         })
     }
 }
