@@ -1,8 +1,9 @@
 //! Capacity reservations end to end in the simulated EC2: pods fill an on-demand capacity
 //! reservation (ODCR) the EC2NodeClass selects first and overflow to purchased capacity; the
 //! class status lists the reservation with `CapacityReservationsReady=True`; a capacity block
-//! near its end is drained and replaced before EC2 takes its instances back; and a cancelled
-//! ODCR leaves its instances running as on-demand ones.
+//! near its end is drained and replaced before EC2 takes its instances back; a cancelled
+//! ODCR leaves its instances running as on-demand ones, and their NodeClaims and Nodes are
+//! relabelled `on-demand`; a node in a reservation its class no longer selects drifts.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
@@ -257,4 +258,112 @@ async fn cancelling_an_odcr_leaves_its_instances_running_as_on_demand() {
         class(&w).await.status.map(|s| s.capacity_reservations)
     );
     assert!(all_running(w.client.clone(), 6).await);
+    assert_demoted(&w, &before).await;
+}
+
+/// The NodeClaims and Nodes of instances `ids` are labelled `on-demand`, without reservation
+/// labels, and were relabelled in place (the same NodeClaims, not replacements).
+async fn assert_demoted(w: &World, ids: &[String]) {
+    let held = |labels: Option<&BTreeMap<String, String>>| {
+        let l = labels.cloned().unwrap_or_default();
+        let reservation = kerf_labels::aws::RESERVATION_LABELS
+            .iter()
+            .any(|k| l.contains_key(*k));
+        (l.get(kerf_labels::CAPACITY_TYPE).cloned(), reservation)
+    };
+    let on_demand = (Some("on-demand".to_string()), false);
+    let mine = |pid: Option<&String>| ids.iter().any(|id| pid.is_some_and(|p| p.ends_with(id)));
+    let all = claims(&w.client).await;
+    let demoted: Vec<_> = all
+        .iter()
+        .filter(|c| mine(c.status.as_ref().and_then(|s| s.provider_id.as_ref())))
+        .collect();
+    assert_eq!(
+        demoted.len(),
+        ids.len(),
+        "the same NodeClaims, not replaced"
+    );
+    for c in demoted {
+        assert_eq!(
+            held(c.metadata.labels.as_ref()),
+            on_demand,
+            "{:?}",
+            c.metadata.name
+        );
+        assert!(
+            c.metadata.deletion_timestamp.is_none(),
+            "no drift: the node stays"
+        );
+    }
+    let nodes = nodes(&w.client).await;
+    let relabelled: Vec<_> = nodes
+        .iter()
+        .filter(|n| mine(n.spec.as_ref().and_then(|s| s.provider_id.as_ref())))
+        .collect();
+    assert_eq!(relabelled.len(), ids.len());
+    for n in relabelled {
+        assert_eq!(
+            held(n.metadata.labels.as_ref()),
+            on_demand,
+            "{:?}",
+            n.metadata.name
+        );
+    }
+    let logged = w
+        .logs
+        .entries()
+        .iter()
+        .any(|l| l["message"] == "updated capacity type for nodeclaims");
+    assert!(logged, "capacityreservation.capacitytype logs the relabel");
+}
+
+#[tokio::test]
+async fn a_node_in_a_reservation_the_class_no_longer_selects_drifts() {
+    let mut w = reserved_world(
+        ReservationSpec::new(ODCR, TYPE, ZONE, 1),
+        WorldOptions::default(),
+    )
+    .await;
+    inflate_to(&mut w, 3).await;
+    let held = instances_in(&w, ODCR);
+    assert_eq!(held.len(), 1, "{:?}", placements(&w).await);
+    let claim = claims(&w.client)
+        .await
+        .into_iter()
+        .find(|c| label(c, CAPACITY_RESERVATION_ID) == Some(ODCR))
+        .and_then(|c| c.metadata.name)
+        .unwrap();
+    // The class now selects another reservation (the selector terms are not in its hash).
+    w.apply(&pool_and_class("cr-0a5e0000000000ff"))
+        .await
+        .unwrap();
+    let name = claim.clone();
+    let drifted = w.run_until(SignedDuration::from_mins(3), move |c| {
+        let name = name.clone();
+        async move {
+            claims(&c).await.iter().any(|x| {
+                x.metadata.name.as_deref() == Some(name.as_str())
+                    && x.status.as_ref().is_some_and(|s| {
+                        s.conditions.iter().any(|k| {
+                            k.type_ == "Drifted"
+                                && k.status == ConditionStatus::True
+                                && k.reason == "CapacityReservationDrift"
+                        })
+                    })
+            })
+        }
+    });
+    assert!(drifted.await.unwrap(), "{:?}", placements(&w).await);
+    assert!(
+        replaced(&mut w, &claim, 3, SignedDuration::from_mins(10))
+            .await
+            .unwrap(),
+        "the drifted node is replaced: {:?}",
+        placements(&w).await
+    );
+    assert!(
+        placements(&w).await.iter().all(|(ct, _)| ct != "reserved"),
+        "the replacement is bought: {:?}",
+        placements(&w).await
+    );
 }
