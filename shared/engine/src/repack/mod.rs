@@ -244,9 +244,11 @@ fn price_bins(
     let buy = Purchasable::of(pc);
     bins.iter()
         .map(|&(t, ref pods)| {
-            let reqs = node_reqs(pc, buy, classes, pods);
+            // Priced at what can be bought; the bin keeps the pool's capacity types, so the
+            // plan can still give it a reservation left over (`reserve::choose`).
+            let reqs = node_reqs(pc, classes, pods);
             let used = classes::sum(pods, &run.pods, n);
-            let (price, _) = budget::cheapest(pc, &reqs, &used, t)?;
+            let (price, _) = budget::cheapest(pc, &buy.reqs(&reqs), &used, t)?;
             Some(Bin {
                 target: t,
                 reqs,
@@ -258,13 +260,8 @@ fn price_bins(
         .collect()
 }
 
-fn node_reqs(
-    pc: &PoolCtx<'_>,
-    buy: Purchasable,
-    classes: &Classes,
-    pods: &[usize],
-) -> Requirements {
-    let mut r = buy.reqs(&pc.reqs);
+fn node_reqs(pc: &PoolCtx<'_>, classes: &Classes, pods: &[usize]) -> Requirements {
+    let mut r = pc.reqs.clone();
     r.add_all(&classes.node_reqs(pods));
     r
 }
