@@ -229,6 +229,14 @@ pub fn provider_id(claim: &NodeClaim) -> Option<&str> {
         .filter(|p| !p.is_empty())
 }
 
+/// The providerID of a Node (its claim's, once registered).
+pub fn node_provider_id(n: &k8s_openapi::api::core::v1::Node) -> Option<&str> {
+    n.spec
+        .as_ref()
+        .and_then(|s| s.provider_id.as_deref())
+        .filter(|p| !p.is_empty())
+}
+
 /// The claim's NodePool (its `karpenter.sh/nodepool` label).
 pub fn pool_name(claim: &NodeClaim) -> Option<&str> {
     claim

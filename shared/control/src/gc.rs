@@ -17,6 +17,7 @@ use kerf_api::v1::NodeClaim;
 use serde_json::json;
 
 use crate::claim;
+use crate::claim::node_provider_id;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::finalize;
@@ -26,7 +27,6 @@ use crate::log::controllers::{
 use crate::log::obj;
 use crate::names::conditions;
 use crate::ports::{Cloud, Cluster, Instance, Publisher, Target};
-use crate::register::node_provider_id;
 use crate::view::View;
 
 /// What a collection did.

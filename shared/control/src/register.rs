@@ -24,7 +24,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kerf_api::v1::{ConditionStatus, NodeClaim, NodeClaimStatus};
 use serde_json::json;
 
-use crate::claim::{self, condition};
+use crate::claim::{self, condition, node_provider_id};
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::log::{controllers::LIFECYCLE, obj};
@@ -35,14 +35,6 @@ use crate::names::{
 };
 use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
-
-/// The providerID of a Node.
-pub fn node_provider_id(n: &Node) -> Option<&str> {
-    n.spec
-        .as_ref()
-        .and_then(|s| s.provider_id.as_deref())
-        .filter(|p| !p.is_empty())
-}
 
 /// The launched, not deleted claim a Node with `provider_id` belongs to.
 pub fn claim_for<'a>(claims: &'a [NodeClaim], provider_id: &str) -> Option<&'a NodeClaim> {

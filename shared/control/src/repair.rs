@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Node;
 use kerf_api::v1::NodeClaim;
-use serde_json::json;
 
 use crate::claim;
 use crate::ctx::Ctx;
@@ -306,11 +305,6 @@ pub fn snake_case(s: &str) -> String {
         out.push(ch.to_ascii_lowercase());
     }
     out
-}
-
-/// Logged keys of a repair (for the retirement's log line).
-pub fn log_fields(name: &str, condition: &str) -> serde_json::Value {
-    json!({"NodeClaim": crate::log::obj(name), "condition": condition})
 }
 
 #[cfg(test)]

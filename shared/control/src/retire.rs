@@ -67,7 +67,7 @@ impl Retirement<'_> {
             Retirement::Repair { condition } => (
                 HEALTH,
                 "deleting unhealthy node",
-                crate::repair::log_fields(name, condition),
+                json!({"NodeClaim": obj(name), "condition": condition}),
             ),
             Retirement::Overprovisioned => (
                 STATIC_DEPROVISIONING,

@@ -16,12 +16,12 @@ use kerf_labels::{CAPACITY_TYPE, CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_RESERVED
 use serde_json::json;
 
 use crate::claim;
+use crate::claim::node_provider_id;
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::instances::Instances;
 use crate::log::controllers::CAPACITY_RESERVATION_CAPACITY_TYPE;
 use crate::ports::{Cloud, Cluster, Publisher};
-use crate::register::node_provider_id;
 
 /// A NodeClaim (and its registered Node, if any) to relabel `on-demand`.
 #[derive(Clone, Debug, PartialEq, Eq)]

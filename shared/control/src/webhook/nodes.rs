@@ -14,12 +14,13 @@ use serde_json::json;
 
 use super::{Request, Response};
 use crate::claim;
+use crate::claim::node_provider_id;
 use crate::ctx::Ctx;
 use crate::log::{controllers::WEBHOOK, obj};
 use crate::names::{INITIALIZED, NODEPOOL};
 use crate::ports::cloud::instance_id;
 use crate::ports::{Cloud, CloudError, Cluster, Publisher, Queue};
-use crate::register::{claim_for, node_provider_id, registered_node};
+use crate::register::{claim_for, registered_node};
 
 /// How long the registration hint waits: the API server stores the Node once admission
 /// answers, and the provisioner's pass must find it.
