@@ -245,17 +245,9 @@ impl<C: Cluster> Runner<'_, C> {
                 }
             }
             Action::Interrupt(sel) => {
-                let picked = self.select(sel);
-                if picked.is_empty() {
-                    return Err(self.fail("no node matches the interrupt selector".into()));
-                }
-                for (claim, id) in &picked {
-                    self.out.timeline.push(TimelineEvent {
-                        at: self.w.now(),
-                        kind: Kind::Interruption,
-                        text: format!("spot interruption warning for nodeclaim {claim} ({id})"),
-                    });
-                }
+                let picked = self.pick(sel, "interrupt", Kind::Interruption, |c, id| {
+                    format!("spot interruption warning for nodeclaim {c} ({id})")
+                })?;
                 self.change(CloudChange::Interrupt(&picked)).await?;
             }
             Action::Unavailable(sel) => self.change(CloudChange::Unavailable(sel)).await?,
@@ -263,17 +255,9 @@ impl<C: Cluster> Runner<'_, C> {
             Action::ReleaseAmi(id) => self.change(CloudChange::ReleaseAmi(id)).await?,
             Action::SpotPrice(p) => self.change(CloudChange::SpotPrice(p)).await?,
             Action::FailNode(sel) => {
-                let picked = self.select(sel);
-                if picked.is_empty() {
-                    return Err(self.fail("no node matches the failNode selector".into()));
-                }
-                for (claim, id) in &picked {
-                    self.out.timeline.push(TimelineEvent {
-                        at: self.w.now(),
-                        kind: Kind::Other,
-                        text: format!("kubelet of nodeclaim {claim} ({id}) stops reporting"),
-                    });
-                }
+                let picked = self.pick(sel, "failNode", Kind::Other, |c, id| {
+                    format!("kubelet of nodeclaim {c} ({id}) stops reporting")
+                })?;
                 self.change(CloudChange::FailNode(&picked)).await?;
             }
             Action::Reserve(r) => self.change(CloudChange::Reserve(r)).await?,
@@ -300,6 +284,29 @@ impl<C: Cluster> Runner<'_, C> {
             });
         }
         Ok(())
+    }
+
+    /// The nodes `sel` matches for step `what`, each with a timeline line; an error when none
+    /// does.
+    fn pick(
+        &mut self,
+        sel: &Select,
+        what: &str,
+        kind: Kind,
+        text: impl Fn(&str, &str) -> String,
+    ) -> Result<Vec<(String, String)>, ScenarioError> {
+        let picked = self.select(sel);
+        if picked.is_empty() {
+            return Err(self.fail(format!("no node matches the {what} selector")));
+        }
+        for (claim, id) in &picked {
+            self.out.timeline.push(TimelineEvent {
+                at: self.w.now(),
+                kind,
+                text: text(claim, id),
+            });
+        }
+        Ok(picked)
     }
 
     /// NodeClaims and instance ids of the launched nodes `sel` matches, in name order.
