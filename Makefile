@@ -6,7 +6,7 @@ test:
 
 # The getting-started walkthrough on the local simulated cluster.
 sim:
-	cargo run --release -p kerf-cli -- sim
+	cargo run --profile cli -p kerf-cli -- sim
 
 plan:
 	cargo run -q -p kerf-cli -- plan examples/getting-started/

@@ -62,7 +62,7 @@ if [[ ${1:-} == --table ]]; then
     exit 0
 fi
 
-[[ -x $KERF ]] || cargo build -q --release -p kerf-cli
+[[ -x $KERF ]] || cargo build -q --release -p kerf-cli --features tls
 bash scripts/cluster.sh build >/dev/null
 bash scripts/karpenter.sh build >/dev/null
 if (($# == 0)); then

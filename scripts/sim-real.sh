@@ -16,7 +16,7 @@ cd "$ROOT"
 KERF="${KERF:-target/debug/kerf}"
 OUT=target/sim-real
 mkdir -p "$OUT"
-[[ -x $KERF ]] || cargo build -q -p kerf-cli
+[[ -x $KERF ]] || cargo build -q -p kerf-cli --features tls
 bash scripts/cluster.sh build >/dev/null
 
 if (($# == 0)); then set -- examples/*.yaml examples/scale/1000-pods.yaml; fi

@@ -32,6 +32,9 @@ pub struct Doc {
     pub kind: String,
     pub name: String,
     pub namespace: String,
+    /// Where the object sits in its document: the indices of the `items` of the Lists around
+    /// it, outermost first (empty: the document is the object).
+    pub item: Vec<usize>,
     pub body: Body,
 }
 
@@ -206,19 +209,24 @@ impl Raw<'_> {
 }
 
 fn push_json(out: &mut Inputs, at: &Location, raw: Raw<'_>) -> Result<(), CliError> {
-    out.docs.extend(docs_of(at, raw)?);
+    out.docs.extend(docs_of(at, &[], raw)?);
     Ok(())
 }
 
-/// A document's objects: itself, or a list's items (read on every core, kept in order).
-fn docs_of(at: &Location, raw: Raw<'_>) -> Result<Vec<Doc>, CliError> {
+/// A document's objects: itself, or a list's items (read on every core, kept in order);
+/// `item` says where `raw` sits in its document.
+fn docs_of(at: &Location, item: &[usize], raw: Raw<'_>) -> Result<Vec<Doc>, CliError> {
     let head: Head<'_> =
         serde_json::from_str(raw.text()).map_err(|e| bad_json(&at.file, at.document, e))?;
     if is_list(&head.kind)
         && let Some(items) = head.items
     {
-        let read = crate::parallel::map(&items, |item| docs_of(at, Raw::Borrowed(item.get())));
-        let mut docs = Vec::with_capacity(items.len());
+        let indexed: Vec<(usize, &RawValue)> = items.into_iter().enumerate().collect();
+        let read = crate::parallel::map(&indexed, |(i, raw)| {
+            let within: Vec<usize> = item.iter().copied().chain([*i]).collect();
+            docs_of(at, &within, Raw::Borrowed(raw.get()))
+        });
+        let mut docs = Vec::with_capacity(indexed.len());
         for d in read {
             docs.extend(d?);
         }
@@ -232,6 +240,7 @@ fn docs_of(at: &Location, raw: Raw<'_>) -> Result<Vec<Doc>, CliError> {
         kind,
         name: meta.name.unwrap_or_default(),
         namespace: meta.namespace.unwrap_or_default(),
+        item: item.to_vec(),
         body: Body::Json(raw.into_owned()),
     }])
 }
@@ -257,7 +266,7 @@ fn parse_yaml(out: &mut Inputs, file: &str, text: &str) -> Result<usize, CliErro
             document: d.number,
             object: String::new(),
         };
-        docs_of(&at, Raw::Owned(d.json))
+        docs_of(&at, &[], Raw::Owned(d.json))
     });
     for d in read {
         out.docs.extend(d?);

@@ -182,6 +182,25 @@ fn a_wrongly_typed_field_points_to_its_line_in_the_users_yaml() {
 }
 
 #[test]
+fn a_wrongly_typed_field_in_a_lists_item_points_to_its_line_too() {
+    let d = dir("bad-input-list-line");
+    let f = write(
+        &d,
+        "dump.yaml",
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  \
+         metadata: {name: a, namespace: default}\n  spec:\n    containers: [{name: a, image: x}]\n\
+         - apiVersion: v1\n  kind: Pod\n  metadata: {name: b, namespace: default}\n  spec:\n    \
+         containers:\n    - name: b\n      image: x\n      ports:\n      - containerPort: eighty\n",
+    );
+    let (code, _, err) = kerf(&["plan", &f]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("(Pod/default/b): spec.containers[0].ports[0].containerPort: invalid type: string \"eighty\", expected i32 at line 17"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_dump_without_its_claims_says_which_objects_to_add() {
     let d = dir("bad-input-no-claims");
     let f = write(

@@ -397,3 +397,28 @@ fn a_scenario_run_twice_gives_the_same_timeline_and_cost() {
     assert_eq!(a.cost, b.cost);
     assert_eq!(a.node_hours, b.node_hours);
 }
+
+#[test]
+fn a_build_without_tls_refuses_the_real_control_plane_options_before_running() {
+    use clap::Parser;
+    use kerf_cli::args::{Cli, Command};
+    use kerf_cli::sim::reaches_tls;
+    let args = |extra: &[&str]| {
+        let cli = Cli::try_parse_from(["kerf", "sim"].iter().chain(extra)).unwrap();
+        let Command::Sim(a) = cli.command else {
+            panic!("not parsed as kerf sim");
+        };
+        a
+    };
+    let in_process = args(&[]);
+    assert!(reaches_tls(&in_process, false).is_ok());
+    for real in [
+        &["--cluster", "kind.kubeconfig"][..],
+        &["--compare", "karpenter-real", "--karpenter-cluster", "k.kubeconfig"][..],
+    ] {
+        let a = args(real);
+        let err = reaches_tls(&a, false).unwrap_err().to_string();
+        assert!(err.contains("--features tls"), "{err}");
+        assert!(reaches_tls(&a, true).is_ok());
+    }
+}

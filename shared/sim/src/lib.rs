@@ -96,7 +96,8 @@ pub struct SimBuilder {
 }
 
 impl SimBuilder {
-    /// Serve HTTPS with a freshly generated CA.
+    /// Serve HTTPS with a freshly generated CA (a build without the `tls` feature refuses to
+    /// start, with [`tls::NO_TLS`]).
     pub fn tls(mut self, on: bool) -> Self {
         self.tls = on;
         self
@@ -162,17 +163,7 @@ impl SimBuilder {
             let _ = rx.await;
         };
         let (scheme, ca) = if self.tls {
-            let m = tls::generate()?;
-            let listener = tls::TlsListener {
-                tcp,
-                acceptor: m.config.clone().into(),
-            };
-            tokio::spawn(
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(shutdown)
-                    .into_future(),
-            );
-            ("https", Some(m.ca_pem))
+            ("https", Some(tls::serve(tcp, app, shutdown)?))
         } else {
             tokio::spawn(
                 axum::serve(tcp, app)

@@ -1,5 +1,28 @@
 //! HTTPS for the sim: a generated CA and server certificate (rcgen), served with rustls on
-//! the aws-lc-rs provider through an axum [`Listener`].
+//! the aws-lc-rs provider through an axum [`Listener`]. Only with the `tls` feature: the
+//! in-process world speaks plain HTTP, so `kerf sim` builds without a TLS stack; without the
+//! feature [`serve`] refuses with [`NO_TLS`].
+
+/// Why HTTPS is refused in a build without the `tls` feature.
+pub const NO_TLS: &str = "this build has no TLS (HTTPS needs the `tls` feature: \
+    cargo install --path shared/cli --locked --profile cli --features tls)";
+
+#[cfg(feature = "tls")]
+pub use with_tls::*;
+
+/// Serves `app` on `tcp` over HTTPS with a fresh CA until `shutdown` resolves; returns the
+/// CA's PEM. Refused: this build has no TLS.
+#[cfg(not(feature = "tls"))]
+pub fn serve(
+    _tcp: tokio::net::TcpListener,
+    _app: axum::Router,
+    _shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<String, crate::SimError> {
+    Err(crate::SimError::Tls(NO_TLS.to_string()))
+}
+
+#[cfg(feature = "tls")]
+mod with_tls {
 
 use crate::SimError;
 use axum::serve::Listener;
@@ -79,4 +102,25 @@ impl Listener for TlsListener {
     fn local_addr(&self) -> std::io::Result<Self::Addr> {
         self.tcp.local_addr()
     }
+}
+
+/// Serves `app` on `tcp` over HTTPS with a fresh CA until `shutdown` resolves; returns the
+/// CA's PEM.
+pub fn serve(
+    tcp: TcpListener,
+    app: axum::Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<String, SimError> {
+    let material = generate()?;
+    let listener = TlsListener {
+        tcp,
+        acceptor: material.config.clone().into(),
+    };
+    tokio::spawn(
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .into_future(),
+    );
+    Ok(material.ca_pem)
+}
 }

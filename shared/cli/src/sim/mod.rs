@@ -100,6 +100,19 @@ fn simulate_on(
     held(s, outcome)
 }
 
+/// Refuses, as a usage error, the options that reach a real control plane (over HTTPS) in a
+/// build without TLS (`has_tls` false), before anything runs.
+pub fn reaches_tls(a: &SimArgs, has_tls: bool) -> Result<(), CliError> {
+    let real = a.cluster.is_some() || a.compare == Some(Compare::KarpenterReal);
+    if real && !has_tls {
+        return Err(CliError::Usage(format!(
+            "--cluster and --compare karpenter-real reach a real control plane: {}",
+            kerf_sim::tls::NO_TLS
+        )));
+    }
+    Ok(())
+}
+
 /// The outcome, or an error (exit 1) naming the first invariant that did not hold.
 fn held(s: &Scenario, outcome: Outcome) -> Result<Outcome, CliError> {
     match outcome.violations.first() {
@@ -118,6 +131,7 @@ pub fn simulate(s: &Scenario, out: &mut dyn Write, terminal: bool) -> Result<Out
 
 /// `kerf sim`.
 pub fn sim(a: &SimArgs) -> Result<(), CliError> {
+    reaches_tls(a, cfg!(feature = "tls"))?;
     let s = load(a)?;
     if let Some(f) = &a.logs {
         // Refused before the run starts, as bad input (exit 2).

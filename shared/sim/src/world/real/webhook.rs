@@ -125,7 +125,6 @@ impl WebhookServer {
         secret: &str,
         observer: Option<Observer>,
     ) -> Result<WebhookServer, WorldError> {
-        let material = tls::generate()?;
         let tcp = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
             .map_err(|e| WorldError::Cluster(format!("the webhook's port: {e}")))?;
@@ -146,21 +145,13 @@ impl WebhookServer {
             let h = handler.clone();
             async move { answer(h, uri, body).await }
         });
-        let listener = tls::TlsListener {
-            tcp,
-            acceptor: material.config.clone().into(),
-        };
         let (tx, rx) = oneshot::channel::<()>();
-        tokio::spawn(
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .into_future(),
-        );
+        let ca_pem = tls::serve(tcp, app, async move {
+            let _ = rx.await;
+        })?;
         Ok(WebhookServer {
             base_url: format!("https://127.0.0.1:{port}"),
-            ca_bundle: base64::engine::general_purpose::STANDARD.encode(material.ca_pem),
+            ca_bundle: base64::engine::general_purpose::STANDARD.encode(ca_pem),
             secret: secret.to_string(),
             shutdown: Some(tx),
             outage,
