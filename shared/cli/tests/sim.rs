@@ -414,7 +414,12 @@ fn a_build_without_tls_refuses_the_real_control_plane_options_before_running() {
     assert!(reaches_tls(&in_process, false).is_ok());
     for real in [
         &["--cluster", "kind.kubeconfig"][..],
-        &["--compare", "karpenter-real", "--karpenter-cluster", "k.kubeconfig"][..],
+        &[
+            "--compare",
+            "karpenter-real",
+            "--karpenter-cluster",
+            "k.kubeconfig",
+        ][..],
     ] {
         let a = args(real);
         let err = reaches_tls(&a, false).unwrap_err().to_string();

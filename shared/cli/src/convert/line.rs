@@ -175,7 +175,14 @@ mod tests {
     fn a_field_is_found_on_its_line_in_its_document() {
         let k = |s: &str| Key(s.into());
         assert_eq!(of(TEXT, 2, &path(&[k("spec"), k("replicas")])), Some(5));
-        let image = [k("spec"), k("template"), k("spec"), k("containers"), Index(1), k("image")];
+        let image = [
+            k("spec"),
+            k("template"),
+            k("spec"),
+            k("containers"),
+            Index(1),
+            k("image"),
+        ];
         assert_eq!(of(TEXT, 2, &path(&image)), Some(11));
         // An object's line is its first key's.
         assert_eq!(of(TEXT, 2, &path(&image[..5])), Some(10));
@@ -188,7 +195,13 @@ mod tests {
         assert_eq!(of(TEXT, 2, &path(&[k("spec"), k("selector")])), None);
         assert_eq!(of(TEXT, 2, &path(&[k("spec"), Index(0)])), None);
         assert_eq!(of(TEXT, 2, &path(&[k("kind"), k("x")])), None);
-        let past = [k("spec"), k("template"), k("spec"), k("containers"), Index(5)];
+        let past = [
+            k("spec"),
+            k("template"),
+            k("spec"),
+            k("containers"),
+            Index(5),
+        ];
         assert_eq!(of(TEXT, 2, &path(&past)), None);
         assert_eq!(of(TEXT, 3, &path(&[k("a")])), None);
         assert_eq!(of(TEXT, 0, &path(&[k("a")])), None);

@@ -193,7 +193,10 @@ impl Scan<'_> {
                 _ => {}
             }
         }
-        let raw = self.b.get(start..self.i.min(self.b.len())).unwrap_or_default();
+        let raw = self
+            .b
+            .get(start..self.i.min(self.b.len()))
+            .unwrap_or_default();
         serde_json::from_slice(raw).unwrap_or_else(|_| String::from_utf8_lossy(raw).into_owned())
     }
 

@@ -47,13 +47,33 @@ fn pod() -> Value {
 #[test]
 fn the_named_fields_of_hand_broken_pods() {
     let cases = [
-        ("/spec/containers/0/ports/0/containerPort", json!("eighty"), "spec.containers[0].ports[0].containerPort"),
-        ("/spec/containers/1/args", json!("sleep"), "spec.containers[1].args"),
-        ("/spec/containers/1/args/1", json!(1), "spec.containers[1].args[1]"),
+        (
+            "/spec/containers/0/ports/0/containerPort",
+            json!("eighty"),
+            "spec.containers[0].ports[0].containerPort",
+        ),
+        (
+            "/spec/containers/1/args",
+            json!("sleep"),
+            "spec.containers[1].args",
+        ),
+        (
+            "/spec/containers/1/args/1",
+            json!(1),
+            "spec.containers[1].args[1]",
+        ),
         ("/spec/containers/0", json!("x"), "spec.containers[0]"),
-        ("/spec/containers/0/resources", json!([1]), "spec.containers[0].resources"),
+        (
+            "/spec/containers/0/resources",
+            json!([1]),
+            "spec.containers[0].resources",
+        ),
         ("/metadata/labels/app", json!(3), "metadata.labels.app"),
-        ("/spec/topologySpreadConstraints/0/maxSkew", json!(true), "spec.topologySpreadConstraints[0].maxSkew"),
+        (
+            "/spec/topologySpreadConstraints/0/maxSkew",
+            json!(true),
+            "spec.topologySpreadConstraints[0].maxSkew",
+        ),
         ("/spec", json!([]), "spec"),
     ];
     for (pointer, bad, want) in cases {
@@ -89,12 +109,22 @@ fn a_missing_field_names_its_object_and_a_refused_key_itself() {
     let cases = [
         (r#"{"name":"a","items":[{"size":1},{}]}"#, "items[1]"),
         (r#"{"items":[]}"#, "."),
-        (r#"{"name":"a","items":[{"size":1,"colour":2}]}"#, "items[0].colour"),
-        (r#"{ "name" : "a" , "items" : [ { "size" : 1 } , { "size" : 2 , "x" : 1 } ] }"#, "items[1].x"),
+        (
+            r#"{"name":"a","items":[{"size":1,"colour":2}]}"#,
+            "items[0].colour",
+        ),
+        (
+            r#"{ "name" : "a" , "items" : [ { "size" : 1 } , { "size" : 2 , "x" : 1 } ] }"#,
+            "items[1].x",
+        ),
         (r#"{"name":"a","items":{"size":1}}"#, "items"),
     ];
     for (text, want) in cases {
-        assert_eq!(both::<Strict>(text).unwrap(), (want.into(), want.into()), "{text}");
+        assert_eq!(
+            both::<Strict>(text).unwrap(),
+            (want.into(), want.into()),
+            "{text}"
+        );
     }
 }
 
@@ -106,13 +136,19 @@ fn a_duplicated_key_is_named_itself_where_the_tracker_names_its_object() {
         #[allow(dead_code)]
         spec: Strict,
     }
-    assert_eq!(both::<Outer>(text).unwrap(), ("spec".into(), "spec.name".into()));
+    assert_eq!(
+        both::<Outer>(text).unwrap(),
+        ("spec".into(), "spec.name".into())
+    );
 }
 
 #[test]
 fn a_broken_root_is_the_root() {
     assert_eq!(both::<Pod>("[]").unwrap(), (".".into(), ".".into()));
-    assert_eq!(both::<Pod>("  {\"spec\": 4}  ").unwrap(), ("spec".into(), "spec".into()));
+    assert_eq!(
+        both::<Pod>("  {\"spec\": 4}  ").unwrap(),
+        ("spec".into(), "spec".into())
+    );
 }
 
 #[test]
@@ -127,9 +163,16 @@ fn keys_with_escapes_and_dots_are_named_as_written() {
 fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
     match v {
         Value::Object(m) => m.iter().for_each(|(k, c)| {
-            pointers(c, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out)
+            pointers(
+                c,
+                format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                out,
+            )
         }),
-        Value::Array(a) => a.iter().enumerate().for_each(|(i, c)| pointers(c, format!("{at}/{i}"), out)),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, c)| pointers(c, format!("{at}/{i}"), out)),
         _ => {}
     }
     out.push(at);
