@@ -308,7 +308,7 @@ async fn notify<C: Cluster, K: Cloud, P: Publisher>(
         events.push(pod_event(
             p,
             crate::ports::EventType::Normal,
-            "Evicted",
+            crate::ports::EventReason::Evicted,
             &format!("Evicted pod: draining node {node}"),
         ));
     }
@@ -316,7 +316,7 @@ async fn notify<C: Cluster, K: Cloud, P: Publisher>(
         events.push(pod_event(
             p,
             crate::ports::EventType::Warning,
-            "FailedDraining",
+            crate::ports::EventReason::FailedDraining,
             &format!("Failed to drain node, {why}"),
         ));
     }
@@ -328,7 +328,7 @@ async fn notify<C: Cluster, K: Cloud, P: Publisher>(
 fn pod_event(
     key: &str,
     type_: crate::ports::EventType,
-    reason: &str,
+    reason: crate::ports::EventReason,
     message: &str,
 ) -> crate::ports::EventSpec {
     let (ns, name) = key.split_once('/').unwrap_or(("default", key));
@@ -341,7 +341,7 @@ fn pod_event(
             uid: String::new(),
         },
         type_,
-        reason: reason.into(),
+        reason,
         message: message.into(),
     }
 }

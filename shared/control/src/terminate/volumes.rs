@@ -23,12 +23,14 @@ use crate::claim::{self, condition};
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::log::{controllers::TERMINATION, obj};
-use crate::ports::{Cloud, Cluster, ClusterError, EventSpec, EventType, InvolvedObject, Publisher};
+use crate::ports::{
+    Cloud, Cluster, ClusterError, EventReason, EventSpec, EventType, InvolvedObject, Publisher,
+};
 
 /// The condition's type.
 pub const VOLUMES_DETACHED: &str = "VolumesDetached";
 /// Reason (and message) while attachments remain.
-pub const AWAITING: &str = "AwaitingVolumeDetachment";
+pub const AWAITING: &str = EventReason::AwaitingVolumeDetachment.as_str();
 /// Reason (and message) when the grace period ran out first.
 pub const ELAPSED: &str = "TerminationGracePeriodElapsed";
 /// Wait between checks of the attachments.
@@ -228,7 +230,7 @@ fn awaiting_event(node: &str, names: &[String]) -> EventSpec {
             uid: String::new(),
         },
         type_: EventType::Normal,
-        reason: AWAITING.into(),
+        reason: EventReason::AwaitingVolumeDetachment,
         message: format!(
             "Awaiting deletion of bound volumeattachments ({})",
             names.join(", ")
