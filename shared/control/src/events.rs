@@ -11,7 +11,7 @@ use crate::claim;
 use crate::ctx::Ctx;
 use crate::log::controllers::PROVISIONER;
 use crate::ports::{
-    Cloud, Cluster, DecisionEvent, EventSpec, EventType, InvolvedObject, Publisher,
+    Cloud, Cluster, DecisionEvent, EventReason, EventSpec, EventType, InvolvedObject, Publisher,
 };
 use crate::redact;
 
@@ -55,7 +55,7 @@ fn scrubbed(mut e: EventSpec) -> EventSpec {
 pub async fn claim_event<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     c: &NodeClaim,
-    reason: &str,
+    reason: EventReason,
     message: &str,
 ) {
     claim_event_of(ctx, c, EventType::Warning, reason, message).await;
@@ -66,13 +66,13 @@ pub async fn claim_event_of<C: Cluster, K: Cloud, P: Publisher>(
     ctx: &Ctx<C, K, P>,
     c: &NodeClaim,
     type_: EventType,
-    reason: &str,
+    reason: EventReason,
     message: &str,
 ) {
     let ev = EventSpec {
         involved: claim_object(c),
         type_,
-        reason: reason.into(),
+        reason,
         message: message.into(),
     };
     emit_all(ctx, vec![ev]).await;

@@ -187,7 +187,7 @@ pub async fn collect<C: Cluster, K: Cloud, P: Publisher>(
         });
         // A drain under way is the termination function's to finish (its minimum drain time,
         // then the wait for the node's volumes to detach).
-        let draining = crate::terminate::in_progress(c);
+        let draining = crate::teardown::in_progress(c);
         if empty && !draining {
             let node = node.and_then(|n| n.metadata.name.clone());
             finalize::delete_claim(ctx, c, node.as_deref(), finalize::Deletion::Deleted).await?;

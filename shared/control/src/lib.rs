@@ -36,6 +36,7 @@ pub mod repair;
 pub mod reservations;
 pub mod retire;
 pub mod statics;
+pub mod teardown;
 pub mod terminate;
 pub mod timers;
 pub mod view;

@@ -22,7 +22,9 @@ use crate::error::ControlError;
 use crate::events::{claim_object, emit_all, node_object};
 use crate::log::controllers::HEALTH;
 use crate::metrics::names::NODECLAIMS_UNHEALTHY_DISRUPTED;
-use crate::ports::{Cloud, Cluster, EventSpec, EventType, Publisher, Queue, TimerKind};
+use crate::ports::{
+    Cloud, Cluster, EventReason, EventSpec, EventType, Publisher, Queue, TimerKind,
+};
 use crate::retire::{self, Retirement};
 use crate::timers::set_timer;
 use crate::view::View;
@@ -276,7 +278,7 @@ fn blocked_events(view: &View, blocked: &[Repair]) -> Vec<EventSpec> {
         let ev = |involved| EventSpec {
             involved,
             type_: EventType::Warning,
-            reason: "NodeRepairBlocked".into(),
+            reason: EventReason::NodeRepairBlocked,
             message: message.clone(),
         };
         let node = view

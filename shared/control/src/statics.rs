@@ -12,11 +12,11 @@ use serde_json::json;
 
 use crate::ctx::Ctx;
 use crate::error::ControlError;
+use crate::launch::ProvisionReport;
 use crate::launch::{Creation, LaunchOutcome, create_claim, launch_claim};
 use crate::log::controllers::{STATIC_DEPROVISIONING, STATIC_PROVISIONING};
 use crate::log::obj;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
-use crate::provision::ProvisionReport;
 use crate::retire::{Retirement, delete_one};
 use crate::view::View;
 

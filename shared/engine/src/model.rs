@@ -1,10 +1,15 @@
 //! The snapshot the engine decides on: plain data built by adapters from Kubernetes objects
 //! and the instance catalog. Nothing here talks to anything.
 
+mod constraints;
 mod disruption;
 mod options;
 mod volumes;
 
+pub use constraints::{
+    AffinityTerm, Effect, HostPort, LabelSelector, Taint, Toleration, TopologySpread, WeightedTerm,
+    WhenUnsatisfiable,
+};
 pub use disruption::{
     Ami, Budget, BudgetNodes, Condition, ConditionStatus, ConsolidationPolicy, DisruptionReason,
     NodeClass, OwnerKind, Pdb, PoolDisruption, ResolvedPlacementGroup,
@@ -23,96 +28,6 @@ use crate::requirements::SelectorRequirement;
 
 /// Seconds since the Unix epoch.
 pub type Timestamp = i64;
-
-/// A taint effect.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Effect {
-    NoSchedule,
-    PreferNoSchedule,
-    NoExecute,
-}
-
-impl Effect {
-    pub fn parse(s: &str) -> Option<Effect> {
-        match s {
-            "NoSchedule" => Some(Effect::NoSchedule),
-            "PreferNoSchedule" => Some(Effect::PreferNoSchedule),
-            "NoExecute" => Some(Effect::NoExecute),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Taint {
-    pub key: String,
-    pub value: String,
-    pub effect: Effect,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Toleration {
-    pub key: String,
-    /// `true` for `operator: Exists`.
-    pub exists: bool,
-    pub value: String,
-    /// `None` tolerates every effect.
-    pub effect: Option<Effect>,
-}
-
-/// A label selector (`matchLabels` + `matchExpressions`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct LabelSelector {
-    pub match_labels: BTreeMap<String, String>,
-    pub match_expressions: Vec<SelectorRequirement>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WhenUnsatisfiable {
-    DoNotSchedule,
-    ScheduleAnyway,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct TopologySpread {
-    pub max_skew: i32,
-    pub topology_key: String,
-    pub when_unsatisfiable: WhenUnsatisfiable,
-    pub selector: LabelSelector,
-    pub min_domains: Option<i32>,
-    /// `nodeAffinityPolicy: Honor` (the default).
-    pub honor_node_affinity: bool,
-    /// `nodeTaintsPolicy: Honor` (default Ignore).
-    pub honor_node_taints: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct AffinityTerm {
-    pub topology_key: String,
-    pub selector: LabelSelector,
-    /// Namespaces the selector applies to; with no `namespace_selector` either, empty means
-    /// the pod's own namespace.
-    pub namespaces: Vec<String>,
-    /// `namespaceSelector: {}` selects all namespaces.
-    pub all_namespaces: bool,
-    /// A non-empty `namespaceSelector`: namespaces whose labels it matches are added to
-    /// `namespaces`.
-    pub namespace_selector: Option<LabelSelector>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct WeightedTerm<T> {
-    pub weight: i32,
-    pub term: T,
-}
-
-/// A host port a container binds (`0.0.0.0` / empty IP matches every IP).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct HostPort {
-    pub ip: String,
-    pub port: i32,
-    pub protocol: String,
-}
 
 /// What a pod needs from a node, flattened from its spec.
 #[derive(Clone, Debug, Default, PartialEq)]

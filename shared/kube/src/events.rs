@@ -18,34 +18,6 @@ use serde_json::json;
 /// The component name Karpenter reports.
 pub const COMPONENT: &str = "karpenter";
 
-/// Event reasons Karpenter uses.
-pub mod reasons {
-    /// Pod nominated to a NodeClaim or Node.
-    pub const NOMINATED: &str = "Nominated";
-    /// NodeClaim launched.
-    pub const LAUNCHED: &str = "Launched";
-    /// Pod could not be scheduled by Karpenter.
-    pub const FAILED_SCHEDULING: &str = "FailedScheduling";
-    /// Disruption blocked (do-not-disrupt, PDB, budget, ...).
-    pub const DISRUPTION_BLOCKED: &str = "DisruptionBlocked";
-    /// Disruption launching replacements.
-    pub const DISRUPTION_LAUNCHING: &str = "DisruptionLaunching";
-    /// Disruption waiting for replacements to become ready.
-    pub const DISRUPTION_WAITING_READINESS: &str = "DisruptionWaitingReadiness";
-    /// Disruption terminating the node.
-    pub const DISRUPTION_TERMINATING: &str = "DisruptionTerminating";
-    /// Node can not be consolidated.
-    pub const UNCONSOLIDATABLE: &str = "Unconsolidatable";
-    /// Pod evicted by the termination controller.
-    pub const EVICTED: &str = "Evicted";
-    /// Drain failed (e.g. a PDB blocked an eviction).
-    pub const FAILED_DRAINING: &str = "FailedDraining";
-    /// Instance capacity not available.
-    pub const INSUFFICIENT_CAPACITY: &str = "InsufficientCapacityError";
-    /// terminationGracePeriod about to force deletion.
-    pub const TGP_EXPIRING: &str = "TerminationGracePeriodExpiring";
-}
-
 fn fnv64(parts: &[&str]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for p in parts {
@@ -66,8 +38,8 @@ pub fn build(spec: &EventSpec, now: jiff::Timestamp) -> Event {
         &o.namespace
     };
     let key = match spec.type_ {
-        EventType::Normal => fnv64(&[&o.uid, &spec.reason, &spec.message]),
-        EventType::Warning => fnv64(&[&o.uid, &spec.reason]),
+        EventType::Normal => fnv64(&[&o.uid, spec.reason.as_str(), &spec.message]),
+        EventType::Warning => fnv64(&[&o.uid, spec.reason.as_str()]),
     };
     let name = format!("{}.{key:016x}", o.name);
     Event {
@@ -84,7 +56,7 @@ pub fn build(spec: &EventSpec, now: jiff::Timestamp) -> Event {
             uid: Some(o.uid.clone()),
             ..ObjectReference::default()
         },
-        reason: Some(spec.reason.clone()),
+        reason: Some(spec.reason.as_str().into()),
         message: Some(spec.message.clone()),
         type_: Some(match spec.type_ {
             EventType::Normal => "Normal".into(),

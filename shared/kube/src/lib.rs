@@ -27,9 +27,8 @@ pub mod write;
 
 pub use client::client_for;
 pub use cluster::KubeCluster;
-pub use events::reasons;
 pub use kerf_control::ports::{
-    Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome,
-    LeaseRequest, Snapshot, Target,
+    Cluster, ClusterError, Deleted, EventReason, EventSpec, EventType, Evicted, InvolvedObject,
+    LeaseOutcome, LeaseRequest, Snapshot, Target,
 };
 pub use offerings::ConfigMapOfferingStore;

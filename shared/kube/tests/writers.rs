@@ -7,8 +7,8 @@ use common::*;
 use k8s_openapi::api::core::v1::{Event, Node, Taint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kerf_kube::{
-    Cluster, ClusterError, Deleted, EventSpec, EventType, Evicted, InvolvedObject, LeaseOutcome,
-    LeaseRequest, Target, reasons,
+    Cluster, ClusterError, Deleted, EventReason, EventSpec, EventType, Evicted, InvolvedObject,
+    LeaseOutcome, LeaseRequest, Target,
 };
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
@@ -169,7 +169,7 @@ async fn events_are_recorded_and_deduplicated() {
             uid: "u-1".into(),
         },
         type_: EventType::Warning,
-        reason: reasons::DISRUPTION_BLOCKED.into(),
+        reason: EventReason::DisruptionBlocked,
         message: "Node is nominated for a pending pod".into(),
     };
     kc.emit_event(&ev, jiff::Timestamp::now()).await.unwrap();
@@ -196,7 +196,7 @@ async fn events_are_recorded_and_deduplicated() {
 async fn repeated_warnings_fold_into_one_event_with_the_latest_message() {
     let (_sim, client) = start().await;
     let kc = cluster(&client);
-    let spec = |type_, reason: &str, message: String| EventSpec {
+    let spec = |type_, reason: EventReason, message: String| EventSpec {
         involved: InvolvedObject {
             api_version: "v1".into(),
             kind: "Pod".into(),
@@ -205,7 +205,7 @@ async fn repeated_warnings_fold_into_one_event_with_the_latest_message() {
             uid: "u-web-0".into(),
         },
         type_,
-        reason: reason.into(),
+        reason,
         message,
     };
     for healthy in 0..10 {
@@ -213,7 +213,7 @@ async fn repeated_warnings_fold_into_one_event_with_the_latest_message() {
             "Failed to drain node, The disruption budget web needs 2 healthy pods and has {healthy} currently"
         );
         kc.emit_event(
-            &spec(EventType::Warning, reasons::FAILED_DRAINING, m),
+            &spec(EventType::Warning, EventReason::FailedDraining, m),
             jiff::Timestamp::now(),
         )
         .await
@@ -223,7 +223,7 @@ async fn repeated_warnings_fold_into_one_event_with_the_latest_message() {
     for claim in ["a", "b"] {
         let m = format!("Pod should schedule on: nodeclaim/{claim}");
         kc.emit_event(
-            &spec(EventType::Normal, reasons::NOMINATED, m),
+            &spec(EventType::Normal, EventReason::Nominated, m),
             jiff::Timestamp::now(),
         )
         .await
@@ -240,7 +240,7 @@ async fn repeated_warnings_fold_into_one_event_with_the_latest_message() {
             .filter(|e| e.reason.as_deref() == Some(reason))
             .collect()
     };
-    let draining = of(reasons::FAILED_DRAINING);
+    let draining = of(EventReason::FailedDraining.as_str());
     assert_eq!(draining.len(), 1, "{draining:?}");
     assert_eq!(draining[0].count, Some(10));
     assert!(
@@ -250,7 +250,7 @@ async fn repeated_warnings_fold_into_one_event_with_the_latest_message() {
             .unwrap()
             .ends_with("has 9 currently")
     );
-    assert_eq!(of(reasons::NOMINATED).len(), 2);
+    assert_eq!(of(EventReason::Nominated.as_str()).len(), 2);
 }
 
 fn lease(holder: &str, now: jiff::Timestamp) -> LeaseRequest {

@@ -25,13 +25,10 @@ use crate::log::{abbreviate, controllers::DISRUPTION};
 use crate::metrics::names::{DISRUPTION_DECISIONS, FAILED_VALIDATIONS};
 use crate::names::DISRUPTED_TAINT;
 
-/// Karpenter's Event reasons for a disruption's replacements and candidates.
-pub const DISRUPTION_LAUNCHING: &str = "DisruptionLaunching";
-pub const DISRUPTION_TERMINATING: &str = "DisruptionTerminating";
 use crate::events::claim_event_of;
 use crate::launch::{Creation, LaunchOutcome, create_claim, launch_claim};
-use crate::ports::EventType;
 use crate::ports::{Cloud, Cluster, Publisher, Queue};
+use crate::ports::{EventReason, EventType};
 use crate::view::View;
 
 /// The `DisruptionReason` condition type.
@@ -221,10 +218,24 @@ async fn announce<C: Cluster, K: Cloud, P: Publisher>(
         };
         if !d.replacements.is_empty() {
             let m = format!("Launching NodeClaim: {why}");
-            claim_event_of(ctx, c, EventType::Normal, DISRUPTION_LAUNCHING, &m).await;
+            claim_event_of(
+                ctx,
+                c,
+                EventType::Normal,
+                EventReason::DisruptionLaunching,
+                &m,
+            )
+            .await;
         }
         let m = format!("Disrupting NodeClaim: {why}");
-        claim_event_of(ctx, c, EventType::Normal, DISRUPTION_TERMINATING, &m).await;
+        claim_event_of(
+            ctx,
+            c,
+            EventType::Normal,
+            EventReason::DisruptionTerminating,
+            &m,
+        )
+        .await;
     }
 }
 

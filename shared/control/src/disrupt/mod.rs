@@ -38,7 +38,7 @@ use crate::error::ControlError;
 use crate::log::{controllers::DISRUPTION, obj};
 use crate::metrics::names::ALLOWED_DISRUPTIONS;
 use crate::ports::{
-    Cloud, Cluster, EventSpec, EventType, InvolvedObject, Publisher, Queue, TimerKind,
+    Cloud, Cluster, EventReason, EventSpec, EventType, InvolvedObject, Publisher, Queue, TimerKind,
 };
 use crate::view::View;
 use progress::Progress;
@@ -290,7 +290,11 @@ async fn tell<C: Cluster, K: Cloud, P: Publisher>(ctx: &Ctx<C, K, P>, view: &Vie
         let event = |involved: InvolvedObject| EventSpec {
             involved,
             type_: EventType::Normal,
-            reason: s.kind.event_reason().into(),
+            reason: if s.kind.blocks_every_method() {
+                EventReason::DisruptionBlocked
+            } else {
+                EventReason::Unconsolidatable
+            },
             message: s.reason.clone(),
         };
         events.push(event(InvolvedObject {

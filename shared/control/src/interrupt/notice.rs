@@ -11,7 +11,7 @@ use kerf_api::v1::NodeClaim;
 
 use super::events::Interruption;
 use crate::events::{claim_object, node_object};
-use crate::ports::{EventSpec, EventType};
+use crate::ports::{EventReason, EventSpec, EventType};
 
 /// An interruption Event, by Karpenter's reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,17 +58,17 @@ impl Notice {
     }
 
     /// Karpenter's reason.
-    pub fn reason(self) -> &'static str {
+    pub fn reason(self) -> EventReason {
         match self {
-            Notice::SpotInterrupted => "SpotInterrupted",
+            Notice::SpotInterrupted => EventReason::SpotInterrupted,
             Notice::CapacityReservationInstanceInterrupted => {
-                "CapacityReservationInstanceInterrupted"
+                EventReason::CapacityReservationInstanceInterrupted
             }
-            Notice::SpotRebalanceRecommendation => "SpotRebalanceRecommendation",
-            Notice::InstanceStopping => "InstanceStopping",
-            Notice::InstanceTerminating => "InstanceTerminating",
-            Notice::InstanceUnhealthy => "InstanceUnhealthy",
-            Notice::TerminatingOnInterruption => "TerminatingOnInterruption",
+            Notice::SpotRebalanceRecommendation => EventReason::SpotRebalanceRecommendation,
+            Notice::InstanceStopping => EventReason::InstanceStopping,
+            Notice::InstanceTerminating => EventReason::InstanceTerminating,
+            Notice::InstanceUnhealthy => EventReason::InstanceUnhealthy,
+            Notice::TerminatingOnInterruption => EventReason::TerminatingOnInterruption,
         }
     }
 
@@ -107,7 +107,7 @@ impl Notice {
         let on = |involved, subject| EventSpec {
             involved,
             type_: self.event_type(),
-            reason: self.reason().into(),
+            reason: self.reason(),
             message: self.message(subject).into(),
         };
         let mut out = vec![on(claim_object(claim), Subject::NodeClaim)];
@@ -123,7 +123,7 @@ pub fn dedupe(events: Vec<EventSpec>) -> Vec<EventSpec> {
         .into_iter()
         .filter(|e| {
             let o = &e.involved;
-            seen.insert((o.kind.clone(), o.name.clone(), e.reason.clone()))
+            seen.insert((o.kind.clone(), o.name.clone(), e.reason))
         })
         .collect()
 }

@@ -180,7 +180,7 @@ fn a_nodeclaim_without_a_node_gets_its_event_alone_and_repeats_fold() {
     .concat();
     let kept: Vec<(String, String)> = dedupe(twice)
         .into_iter()
-        .map(|e| (e.involved.kind, e.reason))
+        .map(|e| (e.involved.kind, e.reason.to_string()))
         .collect();
     assert_eq!(
         kept,

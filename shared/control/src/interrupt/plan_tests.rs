@@ -54,7 +54,7 @@ fn recorded(events: &[EventSpec]) -> Vec<(String, String, String)> {
         .iter()
         .map(|e| {
             let o = &e.involved;
-            (o.kind.clone(), o.name.clone(), e.reason.clone())
+            (o.kind.clone(), o.name.clone(), e.reason.to_string())
         })
         .collect()
 }

@@ -14,9 +14,11 @@
 mod create;
 mod one;
 mod partition;
+mod report;
 
 pub use create::{CreateError, Creation, create_claim};
 pub use one::{LaunchOutcome, launch_claim};
+pub use report::ProvisionReport;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

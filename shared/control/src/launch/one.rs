@@ -218,7 +218,7 @@ async fn no_capacity<C: Cluster, K: Cloud, P: Publisher>(
     crate::events::claim_event(
         ctx,
         c,
-        "InsufficientCapacityError",
+        crate::ports::EventReason::InsufficientCapacityError,
         &format!("NodeClaim {name} event: {msg}"),
     )
     .await;

@@ -155,8 +155,8 @@ pub struct EventSpec {
     pub involved: InvolvedObject,
     /// Normal or Warning.
     pub type_: EventType,
-    /// Karpenter reason, see [`crate::events::reasons`].
-    pub reason: String,
+    /// Karpenter's reason.
+    pub reason: super::EventReason,
     /// Message.
     pub message: String,
 }

@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod hint;
 pub mod publish;
 pub mod queue;
+pub mod reason;
 pub mod termination;
 pub mod timer;
 
@@ -24,5 +25,6 @@ pub use cluster::{
 };
 pub use publish::{DecisionEvent, PublishError, Publisher};
 pub use queue::{Queue, QueueError};
+pub use reason::EventReason;
 pub use termination::TerminationMessage;
 pub use timer::{Timer, TimerKind};

@@ -22,7 +22,7 @@ pub(crate) mod notify;
 use std::time::Instant;
 
 use kerf_engine::Options;
-use kerf_engine::plan::{Plan, ReasonKind, Unschedulable};
+use kerf_engine::plan::{Plan, ReasonKind};
 use serde_json::json;
 
 use crate::ctx::Ctx;
@@ -32,26 +32,7 @@ use crate::metrics::names::{PODS_UNSCHEDULABLE, SCHEDULING_DURATION};
 use crate::ports::{Cloud, Cluster, Publisher};
 use crate::view::View;
 
-/// What one provisioning invocation did.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct ProvisionReport {
-    /// Passes run (a second one follows insufficient capacity).
-    pub passes: usize,
-    /// Provisionable pods seen by the last pass.
-    pub pending: usize,
-    /// Pods nominated to existing capacity in the last pass.
-    pub nominated: usize,
-    /// NodeClaims created.
-    pub created: Vec<String>,
-    /// NodeClaims launched (created here or resumed).
-    pub launched: Vec<String>,
-    /// Launches that found no capacity.
-    pub insufficient_capacity: usize,
-    /// Pods the last pass could not place, with why.
-    pub unschedulable: Vec<Unschedulable>,
-    /// Steps that failed, with the error (they are retried by a later pass).
-    pub errors: Vec<String>,
-}
+pub use crate::launch::ProvisionReport;
 
 /// Passes one invocation runs at most (each excludes what the one before found unavailable:
 /// a launch tries up to 60 instance types, so spot gone everywhere takes a few passes to

@@ -8,7 +8,7 @@ use crate::ctx::Ctx;
 use crate::events;
 use crate::ports::publish::detail_types;
 use crate::ports::{
-    Cloud, Cluster, DecisionEvent, EventSpec, EventType, InvolvedObject, Publisher,
+    Cloud, Cluster, DecisionEvent, EventReason, EventSpec, EventType, InvolvedObject, Publisher,
 };
 use crate::view::View;
 
@@ -49,14 +49,14 @@ pub(super) async fn send<C: Cluster, K: Cloud, P: Publisher>(
         .map(|(pod, target)| EventSpec {
             involved: pod_ref(view, pod),
             type_: EventType::Normal,
-            reason: "Nominated".into(),
+            reason: EventReason::Nominated,
             message: format!("Pod should schedule on: {target}"),
         })
         .collect();
     events.extend(notes.unschedulable.iter().map(|u| EventSpec {
         involved: pod_ref(view, &u.pod),
         type_: EventType::Warning,
-        reason: "FailedScheduling".into(),
+        reason: EventReason::FailedScheduling,
         message: format!("Failed to schedule pod, {}", u.reason),
     }));
     events::emit_all(ctx, events).await;

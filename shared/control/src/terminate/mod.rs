@@ -45,23 +45,8 @@ pub const INSTANCE_REQUEUE: u32 = 5;
 /// drained, so pods kube-scheduler bound before it saw the taint are drained too.
 pub const MIN_DRAIN_TIME: SignedDuration = SignedDuration::from_secs(5);
 
-/// The `Drained` condition's type.
-const DRAINED: &str = "Drained";
-
-/// When the claim's drain began (its `Drained` condition turned Unknown), while it drains.
-pub fn draining_since(c: &NodeClaim) -> Option<Timestamp> {
-    let s = c.status.as_ref()?;
-    let d = kerf_api::v1::common::find_condition(&s.conditions, DRAINED)?;
-    (d.status == ConditionStatus::Unknown)
-        .then(|| d.last_transition_time.parse().ok())
-        .flatten()
-}
-
-/// Whether the termination function is under way with the claim: draining its node, or
-/// drained and not yet done waiting for its volumes. The sweep leaves such claims to it.
-pub fn in_progress(c: &NodeClaim) -> bool {
-    draining_since(c).is_some() || (claim::is_true(c, DRAINED) && !volumes::settled(c))
-}
+use crate::teardown::DRAINED;
+pub use crate::teardown::{draining_since, in_progress};
 
 /// What a pass left to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,7 +293,7 @@ async fn notify<C: Cluster, K: Cloud, P: Publisher>(
         events.push(pod_event(
             p,
             crate::ports::EventType::Normal,
-            "Evicted",
+            crate::ports::EventReason::Evicted,
             &format!("Evicted pod: draining node {node}"),
         ));
     }
@@ -316,7 +301,7 @@ async fn notify<C: Cluster, K: Cloud, P: Publisher>(
         events.push(pod_event(
             p,
             crate::ports::EventType::Warning,
-            "FailedDraining",
+            crate::ports::EventReason::FailedDraining,
             &format!("Failed to drain node, {why}"),
         ));
     }
@@ -328,7 +313,7 @@ async fn notify<C: Cluster, K: Cloud, P: Publisher>(
 fn pod_event(
     key: &str,
     type_: crate::ports::EventType,
-    reason: &str,
+    reason: crate::ports::EventReason,
     message: &str,
 ) -> crate::ports::EventSpec {
     let (ns, name) = key.split_once('/').unwrap_or(("default", key));
@@ -341,7 +326,7 @@ fn pod_event(
             uid: String::new(),
         },
         type_,
-        reason: reason.into(),
+        reason,
         message: message.into(),
     }
 }

@@ -23,12 +23,13 @@ use crate::claim::{self, condition};
 use crate::ctx::Ctx;
 use crate::error::ControlError;
 use crate::log::{controllers::TERMINATION, obj};
-use crate::ports::{Cloud, Cluster, ClusterError, EventSpec, EventType, InvolvedObject, Publisher};
+use crate::ports::{
+    Cloud, Cluster, ClusterError, EventReason, EventSpec, EventType, InvolvedObject, Publisher,
+};
 
-/// The condition's type.
-pub const VOLUMES_DETACHED: &str = "VolumesDetached";
+pub use crate::teardown::VOLUMES_DETACHED;
 /// Reason (and message) while attachments remain.
-pub const AWAITING: &str = "AwaitingVolumeDetachment";
+pub const AWAITING: &str = EventReason::AwaitingVolumeDetachment.as_str();
 /// Reason (and message) when the grace period ran out first.
 pub const ELAPSED: &str = "TerminationGracePeriodElapsed";
 /// Wait between checks of the attachments.
@@ -161,13 +162,7 @@ pub async fn check<C: Cluster>(
     }
 }
 
-/// Whether the claim already records the end of the wait (True, or skipped).
-pub fn settled(c: &NodeClaim) -> bool {
-    let status = c.status.as_ref();
-    let found =
-        status.and_then(|s| kerf_api::v1::common::find_condition(&s.conditions, VOLUMES_DETACHED));
-    found.is_some_and(|d| d.status != ConditionStatus::Unknown)
-}
+pub use crate::teardown::volumes_settled as settled;
 
 /// Whether the claim carries `cond` already (same status and reason).
 fn recorded(c: &NodeClaim, cond: &Condition) -> bool {
@@ -228,7 +223,7 @@ fn awaiting_event(node: &str, names: &[String]) -> EventSpec {
             uid: String::new(),
         },
         type_: EventType::Normal,
-        reason: AWAITING.into(),
+        reason: EventReason::AwaitingVolumeDetachment,
         message: format!(
             "Awaiting deletion of bound volumeattachments ({})",
             names.join(", ")

@@ -290,19 +290,19 @@ pub enum SkipKind {
 }
 
 impl SkipKind {
-    /// The Kubernetes Event reason the control layer emits for it: `DisruptionBlocked` for
-    /// what blocks every method, `Unconsolidatable` for what only stops consolidation.
-    pub fn event_reason(self) -> &'static str {
-        match self {
+    /// Whether it blocks every method (the control layer's `DisruptionBlocked` Event), not
+    /// only consolidation (its `Unconsolidatable` Event).
+    pub fn blocks_every_method(self) -> bool {
+        matches!(
+            self,
             SkipKind::Nominated
-            | SkipKind::DoNotDisrupt
-            | SkipKind::Pdb
-            | SkipKind::Budget
-            | SkipKind::NotInitialized
-            | SkipKind::Deleting
-            | SkipKind::NoNodePool => "DisruptionBlocked",
-            _ => "Unconsolidatable",
-        }
+                | SkipKind::DoNotDisrupt
+                | SkipKind::Pdb
+                | SkipKind::Budget
+                | SkipKind::NotInitialized
+                | SkipKind::Deleting
+                | SkipKind::NoNodePool
+        )
     }
 }
 

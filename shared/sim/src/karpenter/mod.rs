@@ -6,6 +6,7 @@
 pub mod catalog;
 mod cluster;
 pub mod process;
+mod setup;
 
 use std::path::PathBuf;
 

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kerf_api::v1::{ConditionStatus, NodeClaim};
+use kerf_control::ports::EventReason;
 use kerf_labels::conditions;
 
 use crate::karpenter::process::Usage;
@@ -125,9 +126,9 @@ impl Measures {
 
     /// A new Event.
     pub fn event(&mut self, e: &Event) {
-        match e.reason.as_deref() {
-            Some("Evicted") => self.evicted += 1,
-            Some("Nominated") if e.involved_object.kind.as_deref() == Some("Pod") => {
+        match e.reason.as_deref().and_then(EventReason::parse) {
+            Some(EventReason::Evicted) => self.evicted += 1,
+            Some(EventReason::Nominated) if e.involved_object.kind.as_deref() == Some("Pod") => {
                 let msg = e.message.as_deref().unwrap_or_default();
                 if let Some(claim) = msg.split("nodeclaim/").nth(1) {
                     let claim = claim.split_whitespace().next().unwrap_or_default();
@@ -136,7 +137,7 @@ impl Measures {
                         .or_insert_with(|| claim.to_string());
                 }
             }
-            Some("DisruptionTerminating")
+            Some(EventReason::DisruptionTerminating)
                 if e.involved_object.kind.as_deref() == Some("NodeClaim") =>
             {
                 let name = e.involved_object.name.clone().unwrap_or_default();

@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kerf_api::v1::NodeClaim;
 use kerf_catalog::CapacityType;
 use kerf_control::claim;
+use kerf_control::ports::EventReason;
 use kerf_control::ports::cloud::instance_id;
 
 use super::cluster::{Cluster, Snapshot};
@@ -85,7 +86,7 @@ impl Observation {
     /// DisruptionTerminating Events seen: disruptions started.
     pub fn disruptions(&self) -> usize {
         self.reasons
-            .get("DisruptionTerminating")
+            .get(EventReason::DisruptionTerminating.as_str())
             .copied()
             .unwrap_or(0)
     }
@@ -121,12 +122,12 @@ pub struct TimelineEvent {
 }
 
 /// Reasons worth a timeline line, and what they are.
-const NOTABLE: [(&str, Kind); 5] = [
-    ("DisruptionTerminating", Kind::Disruption),
-    ("DisruptionLaunching", Kind::Disruption),
-    ("InsufficientCapacityError", Kind::Other),
-    ("SpotRebalanceRecommendation", Kind::Interruption),
-    ("FailedDraining", Kind::Other),
+const NOTABLE: [(EventReason, Kind); 5] = [
+    (EventReason::DisruptionTerminating, Kind::Disruption),
+    (EventReason::DisruptionLaunching, Kind::Disruption),
+    (EventReason::InsufficientCapacityError, Kind::Other),
+    (EventReason::SpotRebalanceRecommendation, Kind::Interruption),
+    (EventReason::FailedDraining, Kind::Other),
 ];
 
 /// Keeps what was already seen between looks.
@@ -240,7 +241,7 @@ impl Observer {
             }
             *self.reasons.entry(reason.clone()).or_default() += 1;
             self.measures.event(e);
-            if let Some((_, kind)) = NOTABLE.iter().find(|(r, _)| *r == reason) {
+            if let Some((_, kind)) = NOTABLE.iter().find(|(r, _)| r.as_str() == reason) {
                 let what = e.involved_object.name.clone().unwrap_or_default();
                 let msg = e.message.clone().unwrap_or_default();
                 lines.push(TimelineEvent {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kerf_api::v1::{ConditionStatus, NodePool};
+use kerf_control::ports::EventReason;
 
 /// At most this many reasons are listed, each with at most this many pod names.
 const REASONS: usize = 5;
@@ -70,7 +71,7 @@ fn last_said(p: &Pod, events: &[Event]) -> Option<String> {
     let uid = p.metadata.uid.as_deref();
     let mine = |e: &&Event| {
         let o = &e.involved_object;
-        e.reason.as_deref() == Some("FailedScheduling")
+        e.reason.as_deref() == Some(EventReason::FailedScheduling.as_str())
             && o.kind.as_deref() == Some("Pod")
             && o.name.as_deref() == p.metadata.name.as_deref()
             && o.namespace.as_deref() == p.metadata.namespace.as_deref()
