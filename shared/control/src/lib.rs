@@ -32,6 +32,7 @@ pub mod overlays;
 pub mod provision;
 pub mod redact;
 pub mod register;
+pub mod registration;
 pub mod repair;
 pub mod reservations;
 pub mod retire;

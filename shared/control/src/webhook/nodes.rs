@@ -20,7 +20,7 @@ use crate::log::{controllers::WEBHOOK, obj};
 use crate::names::{INITIALIZED, NODEPOOL};
 use crate::ports::cloud::instance_id;
 use crate::ports::{Cloud, CloudError, Cluster, Publisher, Queue};
-use crate::register::{claim_for, registered_node};
+use crate::registration::{claim_for, registered_node};
 
 /// How long the registration hint waits: the API server stores the Node once admission
 /// answers, and the provisioner's pass must find it.

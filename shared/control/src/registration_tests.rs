@@ -1,6 +1,8 @@
 //! Tests of the registration change.
 
 use super::*;
+use crate::register::partition;
+use serde_json::json;
 
 fn claim() -> NodeClaim {
     serde_json::from_value(json!({"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
