@@ -46,14 +46,7 @@ fn registration_syncs_labels_taints_finalizer_and_owner() {
         (owner.kind.as_str(), owner.name.as_str(), owner.uid.as_str()),
         ("NodeClaim", "default-x", "uid-1")
     );
-    let taints: Vec<String> = n
-        .spec
-        .unwrap()
-        .taints
-        .unwrap()
-        .iter()
-        .map(|t| t.key.clone())
-        .collect();
+    let taints = taint_keys(n);
     assert_eq!(
         taints,
         ["dedicated", "cilium.io/agent-not-ready"],
@@ -71,14 +64,7 @@ fn registration_is_idempotent_and_respects_do_not_sync_taints() {
         &node(json!({"karpenter.sh/do-not-sync-taints": "true"})),
         &claim(),
     );
-    let taints: Vec<String> = n
-        .spec
-        .unwrap()
-        .taints
-        .unwrap()
-        .iter()
-        .map(|t| t.key.clone())
-        .collect();
+    let taints = taint_keys(n);
     assert_eq!(taints, ["dedicated"], "only the unregistered taint removed");
 }
 
@@ -127,4 +113,14 @@ fn only_a_claim_in_a_group_with_an_empty_partition_waits_for_one() {
         "3",
         "the node gets the claim's partition"
     );
+}
+
+/// The keys of a Node's taints, in order.
+fn taint_keys(n: Node) -> Vec<String> {
+    n.spec
+        .and_then(|s| s.taints)
+        .unwrap_or_default()
+        .iter()
+        .map(|t| t.key.clone())
+        .collect()
 }
